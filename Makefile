@@ -1,0 +1,36 @@
+# Two commands do all the set-up on a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+# kubernetes<37 is pinned in pyproject.toml; uv resolves the set in seconds where pip backtracks.
+INSTALL = $(BIN)/uv pip install --python $(BIN)/python -q
+
+.PHONY: demo test install install-dev bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip uv
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(INSTALL) -e '.[sim]'
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(INSTALL) -e '.[dev]'
+	touch $@ $(VENV)/.installed
+
+install: $(VENV)/.installed
+install-dev: $(VENV)/.installed-dev
+
+demo: install
+	$(BIN)/gpubot demo
+
+test: install-dev
+	$(BIN)/python -m pytest -q
+
+bench: install-dev
+	$(BIN)/python tests/benchmarks/bench_explain.py
+	$(BIN)/python tests/benchmarks/bench_diagnose.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache build *.egg-info

@@ -1,0 +1,179 @@
+"""The ``gpubot`` command line: diagnose, ask, explain, the simulated cluster and the demo.
+
+Exit status: 0 when a diagnosis was produced (whatever it found), 2 for bad input (one line on
+stderr), 3 when the cluster cannot be reached or configured, 1 for anything unexpected.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from bot.errors import GpubotError, UserError
+from bot.intent import parse_question
+from bot.render import json_out, terminal
+from bot.settings import Settings, SettingsError, load_settings
+
+EXIT_OK, EXIT_BUG, EXIT_INPUT, EXIT_CLUSTER = 0, 1, 2, 3
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but errors are one line and exit 2 like every other bad input."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UserError(f"{message} (see {self.prog} --help)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="gpubot", description="Diagnose GPU training jobs on EKS + Karpenter.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    def cluster_options(p: argparse.ArgumentParser) -> None:
+        p.add_argument("-n", "--namespace", help="namespace (default: GPUBOT_NAMESPACE or 'default')")
+        p.add_argument("--context", help="kubeconfig context (cluster) to use")
+        p.add_argument("--kubeconfig", help="kubeconfig file (default: KUBECONFIG or ~/.kube/config)")
+        p.add_argument("--json", action="store_true", help="print the diagnosis as JSON")
+
+    p = sub.add_parser("diagnose", help="diagnose a pod, job, pytorchjob, node or nodepool")
+    p.add_argument("target", help="pod/NAME, job/NAME, pytorchjob/NAME, node/NAME, nodepool/NAME or a bare name")
+    cluster_options(p)
+
+    p = sub.add_parser("ask", help='ask in plain words: gpubot ask "why is my job llama-3-8b pending?"')
+    p.add_argument("question")
+    cluster_options(p)
+
+    p = sub.add_parser("explain", help="diagnose a pasted log or describe output (FILE, or - for stdin)")
+    p.add_argument("file", nargs="?", default="-")
+    p.add_argument("--json", action="store_true")
+
+    sim = sub.add_parser("sim", help="the simulated GPU cluster").add_subparsers(dest="sim_command", required=True,
+                                                                               parser_class=_Parser)
+    p = sim.add_parser("list", help="list the scenarios")
+    p.add_argument("--json", action="store_true")
+    p = sim.add_parser("serve", help="serve the simulated Kubernetes API (and EC2) on loopback")
+    p.add_argument("--scenario", action="append", dest="scenarios", metavar="NAME",
+                   help="scenario to load (repeatable; default: all)")
+    p.add_argument("--port", type=int, default=0, help="port (default: a free one)")
+    p.add_argument("--kubeconfig-out", type=Path, help="write the kubeconfig here once serving")
+    p.add_argument("--scale", help="add a synthetic cluster, e.g. nodes=5000,pods=100000")
+    p.add_argument("--no-ec2", action="store_true", help="do not start the simulated EC2 API")
+
+    p = sub.add_parser("demo", help="diagnose every seed incident on the simulated cluster")
+    p.add_argument("--json", action="store_true")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args_list = sys.argv[1:] if argv is None else argv
+    wants_json = "--json" in args_list
+    try:
+        args = build_parser().parse_args(args_list)
+        settings = load_settings()
+        return _dispatch(args, settings)
+    except SettingsError as exc:
+        return _fail(str(exc), EXIT_INPUT, wants_json)
+    except GpubotError as exc:
+        return _fail(str(exc), exc.exit_code, wants_json)
+    except KeyboardInterrupt:
+        return 130
+
+
+def _fail(message: str, code: int, wants_json: bool) -> int:
+    line = " ".join(message.split())
+    print(f"gpubot: {line}", file=sys.stderr)
+    if wants_json:
+        print(json_out.render_error(line))
+    return code
+
+
+def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
+    if getattr(args, "kubeconfig", None):
+        settings = Settings(**{**settings.__dict__, "kubeconfig": args.kubeconfig})
+    if args.command == "diagnose":
+        return _diagnose(args, settings, args.target)
+    if args.command == "ask":
+        return _ask(args, settings)
+    if args.command == "explain":
+        return _explain(args, settings)
+    if args.command == "sim":
+        from bot import sim_cli
+
+        return sim_cli.run(args)
+    if args.command == "demo":
+        from bot import demo
+
+        return demo.run(settings, as_json=args.json)
+    raise UserError(f"unknown command {args.command}")
+
+
+def _print(diagnosis, *, as_json: bool) -> None:
+    if as_json:
+        print(json_out.render(diagnosis))
+    else:
+        sys.stdout.write(terminal.render(diagnosis, color=sys.stdout.isatty() and not os.environ.get("NO_COLOR")))
+
+
+def _diagnose(args: argparse.Namespace, settings: Settings, target: str) -> int:
+    from bot.service import DiagnosisService
+
+    service = DiagnosisService(settings)
+    try:
+        _print(service.diagnose(target, namespace=args.namespace, context=args.context), as_json=args.json)
+    finally:
+        service.close()
+    return EXIT_OK
+
+
+def _ask(args: argparse.Namespace, settings: Settings) -> int:
+    from bot.errors import NotFoundError
+    from bot.service import DiagnosisService
+
+    intent = parse_question(args.question)
+    namespace = args.namespace or intent.namespace
+    service = DiagnosisService(settings)
+    try:
+        if intent.target is None:
+            pending = service.pending_jobs(namespace=namespace, context=args.context)
+            ns = namespace or settings.namespace
+            hint = f"Pending in {ns}: {', '.join(pending[:10])}." if pending else f"Nothing is pending in {ns}."
+            raise UserError(f"Which job? Name it, e.g. gpubot ask \"why is my job NAME pending?\". {hint}")
+        try:
+            diagnosis = service.diagnose(intent.target, namespace=namespace, context=args.context)
+        except NotFoundError as exc:
+            if exc.suggestions:
+                raise
+            pending = service.pending_jobs(namespace=namespace, context=args.context)
+            ns = namespace or settings.namespace
+            hint = f" Pending in {ns}: {', '.join(pending[:10])}." if pending else f" Nothing is pending in {ns}."
+            raise UserError(str(exc) + hint) from None
+        _print(diagnosis, as_json=args.json)
+    finally:
+        service.close()
+    return EXIT_OK
+
+
+def _explain(args: argparse.Namespace, settings: Settings) -> int:
+    from bot.service import DiagnosisService
+
+    if args.file == "-":
+        data = sys.stdin.buffer.read(settings.explain_max_bytes + 1)
+        source = "standard input"
+    else:
+        path = Path(args.file)
+        if not path.is_file():
+            raise UserError(f"cannot read {args.file}: no such file (pass a log file, or - for standard input)")
+        try:
+            with path.open("rb") as handle:
+                data = handle.read(settings.explain_max_bytes + 1)
+        except OSError as exc:
+            raise UserError(f"cannot read {args.file}: {exc.strerror}") from None
+        source = path.name
+    diagnosis = DiagnosisService(settings).explain(data, source=source)
+    _print(diagnosis, as_json=args.json)
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,21 @@
+"""Built-in analyzers. Order matters only for wording: when two analyzers report the same code, the
+first one's title, detail and fix are kept and the later one's evidence is added (engine.merge).
+Structural analyzers come first; the catch-all over text signals comes last."""
+from __future__ import annotations
+
+from playbooks.registry import Registry
+
+
+def register_all(registry: Registry) -> None:
+    from playbooks.analyzers import affinity, disruption, gpu, nccl, pending, signals, training
+
+    registry.register("pending", pending.analyze)
+    registry.register("pod-affinity", affinity.analyze)
+    registry.register("disruption", disruption.analyze)
+    registry.register("nccl", nccl.analyze)
+    registry.register("gpu-unhealthy", gpu.analyze_unhealthy)
+    registry.register("gpu-xid", gpu.analyze_xid)
+    registry.register("gpu-plugin-missing", gpu.analyze_plugin_missing)
+    registry.register("cuda-oom", training.analyze_oom)
+    registry.register("terminated", training.analyze_terminated)
+    registry.register("signals", signals.analyze)

@@ -1,0 +1,88 @@
+"""GPU devices: GPUs the device plugin marked unhealthy, Xid faults, nodes advertising no GPUs."""
+from __future__ import annotations
+
+from playbooks.analyzers import evidence as ev
+from playbooks.analyzers.scan import signals
+from playbooks.facts import Facts
+from playbooks.fixes import render_fix
+from playbooks.model import Evidence, Finding
+
+GPU = "nvidia.com/gpu"
+
+
+def _gpu_counts(node: dict | None) -> tuple[str | None, str | None]:
+    status = (node or {}).get("status") or {}
+    return (status.get("capacity") or {}).get(GPU), (status.get("allocatable") or {}).get(GPU)
+
+
+def analyze_unhealthy(facts: Facts):
+    rejected = [p for p in facts.pods if any(e.get("reason") == "UnexpectedAdmissionError" for e in p.events)
+                or (p.pod.get("status") or {}).get("reason") == "UnexpectedAdmissionError"]
+    short = {n: _gpu_counts(node) for n, node in facts.nodes.items()}
+    short = {n: (c, a) for n, (c, a) in short.items() if c is not None and a is not None and str(c) != str(a)}
+    plugin_hits = [loc for loc in signals(facts) if loc.origin == "device-plugin" and loc.signal.code == "gpu.unhealthy_device"]
+    if not (rejected or short or plugin_hits):
+        return
+    node = (rejected[0].node_name if rejected and rejected[0].node_name else None) or next(iter(short), None) \
+        or (plugin_hits[0].node if plugin_hits else None)
+    evidence: list[Evidence] = []
+    for pod in rejected[:2]:
+        evidence += ev.events(pod, reasons=("UnexpectedAdmissionError",))
+        if (pod.pod.get("status") or {}).get("message"):
+            evidence.append(ev.field(pod.ref, "status.message", pod.pod["status"]["message"]))
+    for name, (cap, alloc) in list(short.items())[:3]:
+        evidence.append(ev.field(f"node/{name}", "status", {"capacity": {GPU: cap}, "allocatable": {GPU: alloc}}))
+    evidence += [Evidence(loc.signal.source, loc.signal.line) for loc in plugin_hits[:2]]
+    cap, alloc = short.get(node or "", (None, None))
+    lost = f" ({int(cap) - int(alloc)} of {cap} GPUs unhealthy)" if cap and alloc else ""
+    plugin_pod = next((ref for ref, _ in facts.device_plugin_logs.get(node or "", [])), None)
+    fix = render_fix("unhealthy_gpu.sh.j2", node=node or "<node>", plugin_pod=plugin_pod)
+    own = any(facts.is_target_pod(p) for p in rejected)
+    yield Finding(
+        code="gpu.unhealthy_device", severity="critical" if own else "error", confidence="high",
+        title=f"GPU marked unhealthy on {node}{lost}" + (f": kubelet rejected {rejected[0].name}" if rejected else ""),
+        detail=(f"The NVIDIA device plugin marked GPU(s) on {node} unhealthy{lost}: they still count in capacity but "
+                f"not in allocatable, and kubelet refuses to hand them out ('Allocate failed due to no healthy devices "
+                f"present', pod rejected with UnexpectedAdmissionError). The plugin does not recover by itself. "
+                f"Cordon the node so no new GPU pods land there, then replace it (delete its NodeClaim) or, after a "
+                f"transient fault, restart the device plugin pod on it."),
+        evidence=evidence, fix=fix,
+    )
+
+
+def analyze_xid(facts: Facts):
+    hits = [loc for loc in signals(facts) if loc.signal.code == "gpu.xid_error" and loc.signal.severity != "info"]
+    if not hits:
+        return
+    sig = hits[0].signal
+    xid = sig.fields.get("xid", "?")
+    yield Finding(
+        code="gpu.xid_error", severity=sig.severity, confidence=sig.confidence,
+        title=f"GPU Xid {xid} reported" + (f" on {hits[0].node}" if hits[0].node else ""),
+        detail=(f"The NVIDIA driver reported Xid {xid}, a hardware or driver fault (79: GPU fell off the bus; 48: "
+                f"double-bit ECC; 63/64: ECC page retirement; 94/95: contained/uncontained ECC). Critical Xids make the "
+                f"device plugin mark the GPU unhealthy. Replace the node; keep its instance ID for an AWS support case."),
+        evidence=[Evidence(loc.signal.source, loc.signal.line) for loc in hits[:3]],
+    )
+
+
+def analyze_plugin_missing(facts: Facts):
+    for name, node in facts.nodes.items():
+        labels = ((node or {}).get("metadata") or {}).get("labels") or {}
+        gpu_count = labels.get("karpenter.k8s.aws/instance-gpu-count") or labels.get("eks.amazonaws.com/instance-gpu-count")
+        if not node or not gpu_count or gpu_count == "0":
+            continue
+        cap, _ = _gpu_counts(node)
+        if cap is not None:
+            continue
+        plugins = [d["metadata"]["name"] for d in facts.device_plugins if "nvidia" in d["metadata"]["name"]]
+        yield Finding(
+            code="gpu.device_plugin_missing", severity="error", confidence="high" if not plugins else "medium",
+            title=f"GPU node {name} advertises no {GPU}",
+            detail=(f"{name} is a {labels.get('node.kubernetes.io/instance-type', 'GPU')} instance with {gpu_count} GPUs, "
+                    f"but its capacity has no {GPU}: the NVIDIA device plugin is not running there"
+                    + (" (no NVIDIA device plugin DaemonSet found)." if not plugins else
+                       f" (DaemonSet {plugins[0]} exists: check that it tolerates the node's taints and selects it).")),
+            evidence=[ev.field(f"node/{name}", "status.capacity", (node.get("status") or {}).get("capacity") or {}),
+                      ev.field(f"node/{name}", "spec.taints", (node.get("spec") or {}).get("taints") or [])],
+        )

@@ -1,0 +1,56 @@
+"""Every text the engine gathered, run once through the signature catalogue.
+
+Each signal keeps where it came from (which pod, event, log, or the Karpenter controller), so the
+analyzers can tell the target's own evidence from a peer's.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from playbooks.analyzers.evidence import event_source
+from playbooks.facts import Facts, PodFacts
+from playbooks.signatures import Signal, scan_line, scan_lines
+
+
+@dataclass(frozen=True)
+class Located:
+    signal: Signal
+    origin: str  # "event", "condition", "log", "karpenter", "device-plugin", "node-event", "owner-event"
+    pod: PodFacts | None = None
+    node: str | None = None
+
+
+def signals(facts: Facts) -> list[Located]:
+    if "signals" not in facts.cache:
+        facts.cache["signals"] = list(_scan(facts))
+    return facts.cache["signals"]
+
+
+def _scan(facts: Facts):
+    owner_ref = f"{facts.owner_kind}/{facts.target.namespace}/{facts.target.name}"
+    for event in facts.owner_events:
+        for sig in scan_line(event.get("message", ""), source=event_source(owner_ref, event)):
+            yield Located(sig, "owner-event")
+    for pod in facts.pods:
+        for event in pod.events:
+            for sig in scan_line(event.get("message", ""), source=event_source(pod.ref, event)):
+                yield Located(sig, "event", pod=pod)
+        status = pod.pod.get("status") or {}
+        if status.get("message"):
+            for sig in scan_line(status["message"], source=f"{pod.ref} status.message"):
+                yield Located(sig, "condition", pod=pod)
+        for (container, previous), text in pod.logs.items():
+            source = f"log {pod.ref} container {container}" + (" (previous)" if previous else "")
+            for sig in scan_lines(text.splitlines(), source=source):
+                yield Located(sig, "log", pod=pod)
+    for node, events in facts.node_events.items():
+        for event in events:
+            for sig in scan_line(event.get("message", ""), source=event_source(f"node/{node}", event)):
+                yield Located(sig, "node-event", node=node)
+    if facts.karpenter_log:
+        for sig in scan_lines(facts.karpenter_log, source=facts.karpenter_source):
+            yield Located(sig, "karpenter")
+    for node, entries in facts.device_plugin_logs.items():
+        for ref, text in entries:
+            for sig in scan_lines(text.splitlines(), source=f"log {ref}"):
+                yield Located(sig, "device-plugin", node=node)

@@ -1,0 +1,49 @@
+"""Finding codes: the public contract of docs/findings.md. Add codes; never rename one.
+
+The order is the tie-break when two findings share severity and confidence: codes earlier in this
+tuple are closer to a root cause than those after them (a deadlocked affinity explains the
+FailedScheduling noise; a disruption explains the SIGTERM).
+"""
+from __future__ import annotations
+
+CODES: tuple[str, ...] = (
+    "scheduling.pod_affinity_unsatisfiable",
+    "karpenter.nodepool_limit_reached",
+    "karpenter.offering_unavailable_in_zone",
+    "efa.resource_unavailable",
+    "scheduling.node_selector_mismatch",
+    "scheduling.untolerated_taint",
+    "karpenter.no_instance_type",
+    "karpenter.insufficient_capacity",
+    "karpenter.quota_exceeded",
+    "karpenter.subnet_problem",
+    "scheduling.volume_zone_conflict",
+    "scheduling.topology_spread",
+    "karpenter.node_registration_failed",
+    "karpenter.resource_not_registered",
+    "gpu.device_plugin_missing",
+    "gpu.unhealthy_device",
+    "gpu.xid_error",
+    "nccl.peer_unresponsive",
+    "karpenter.disruption",
+    "training.cuda_oom",
+    "training.rendezvous_failed",
+    "efa.network_unreachable",
+    "node.not_ready",
+    "training.terminated",
+    "nccl.timeout",
+    "training.memory_pressure",
+    "scheduling.insufficient_gpu",
+    "scheduling.node_lifecycle_taint",
+    "image.slow_pull",
+)
+
+CODE_SET = frozenset(CODES)
+
+
+def precedence(code: str) -> int:
+    """Position of a code in the root-cause order; unknown codes sort last."""
+    try:
+        return CODES.index(code)
+    except ValueError:
+        return len(CODES)

@@ -1,0 +1,148 @@
+"""The diagnosis engine: resolve a target, gather facts, run analyzers, order findings."""
+from __future__ import annotations
+
+import difflib
+from dataclasses import replace
+from typing import Protocol
+
+from playbooks.codes import precedence
+from playbooks.facts import Facts
+from playbooks.gather import Catalog, Gateway, Limits, gather
+from playbooks.model import Diagnosis, Evidence, Finding, Target
+from playbooks.registry import Registry
+
+MAX_EVIDENCE = 8
+
+
+class TargetNotFound(LookupError):
+    """The named object does not exist; carries close names to suggest."""
+
+    def __init__(self, message: str, *, suggestions: list[str]) -> None:
+        super().__init__(message)
+        self.suggestions = suggestions
+
+
+class NamespaceNotFound(LookupError):
+    pass
+
+
+class ResolvingGateway(Gateway, Protocol):
+    def find_named(self, name: str) -> dict[str, list[str]]: ...
+    def namespace_exists(self, namespace: str) -> bool: ...
+    def names_in_namespace(self, namespace: str) -> list[str]: ...
+    def pending_pods(self, namespace: str, *, max_items: int = 50) -> list[dict]: ...
+
+
+def diagnose(target: Target, *, gateway: ResolvingGateway, catalog: Catalog | None, registry: Registry,
+             limits: Limits = Limits()) -> Diagnosis:
+    target, obj = resolve(target, gateway=gateway)
+    facts = gather(
+        target,
+        owner=obj if target.kind in ("pytorchjob", "job") else None,
+        pod=obj if target.kind == "pod" else None,
+        node=obj if target.kind == "node" else None,
+        nodepool=obj if target.kind == "nodepool" else None,
+        gateway=gateway, catalog=catalog, limits=limits,
+    )
+    return analyze(facts, registry=registry)
+
+
+def analyze(facts: Facts, *, registry: Registry) -> Diagnosis:
+    findings = order(merge(f for analyzer in registry.analyzers.values() for f in analyzer(facts)))
+    return Diagnosis(
+        target=facts.target, summary=summarize(facts, findings), findings=findings,
+        gaps=list(dict.fromkeys(facts.gaps)), cluster=facts.cluster,
+    )
+
+
+def merge(findings) -> list[Finding]:
+    """One finding per code: the first analyzer's wording wins, later evidence is added to it."""
+    by_code: dict[str, Finding] = {}
+    for finding in findings:
+        kept = by_code.get(finding.code)
+        if kept is None:
+            by_code[finding.code] = replace(finding, evidence=_dedupe(finding.evidence))
+            continue
+        kept.evidence = _dedupe(kept.evidence + finding.evidence)
+        if finding.severity_rank < kept.severity_rank:
+            kept.severity = finding.severity
+        if finding.confidence_rank < kept.confidence_rank:
+            kept.confidence = finding.confidence
+        if kept.fix is None:
+            kept.fix = finding.fix
+        for rem in finding.remediations:
+            if rem not in kept.remediations:
+                kept.remediations.append(rem)
+    return list(by_code.values())
+
+
+def _dedupe(evidence: list[Evidence]) -> list[Evidence]:
+    seen: set[str] = set()
+    out = []
+    for item in evidence:
+        if item.text not in seen:
+            seen.add(item.text)
+            out.append(item)
+    return out[:MAX_EVIDENCE]
+
+
+def order(findings: list[Finding]) -> list[Finding]:
+    """Most likely root cause first: severity, then confidence, then the codes' root-cause order."""
+    return sorted(findings, key=lambda f: (f.severity_rank, f.confidence_rank, precedence(f.code)))
+
+
+def summarize(facts: Facts, findings: list[Finding]) -> str:
+    serious = [f for f in findings if f.severity != "info"]
+    if not serious:
+        state = _state(facts)
+        return f"No known problem found for {facts.target}{': ' + state if state else ''}."
+    more = len(serious) - 1
+    return serious[0].title + (f" (+{more} more finding{'s' if more > 1 else ''})" if more else "")
+
+
+def _state(facts: Facts) -> str:
+    if not facts.pods:
+        return ""
+    phases: dict[str, int] = {}
+    for pod in facts.pods:
+        phases[pod.phase or "Unknown"] = phases.get(pod.phase or "Unknown", 0) + 1
+    return ", ".join(f"{n} pod{'s' if n > 1 else ''} {phase}" for phase, n in sorted(phases.items()))
+
+
+# -- resolving what the user named ----------------------------------------------------------------
+
+def resolve(target: Target, *, gateway: ResolvingGateway) -> tuple[Target, dict]:
+    """Fetch the named object; a bare name is tried as PyTorchJob, Job, pod, node, NodePool."""
+    ns = target.namespace
+    getters = {
+        "pytorchjob": lambda: gateway.get_pytorchjob(ns or "default", target.name),
+        "job": lambda: gateway.get_job(ns or "default", target.name),
+        "pod": lambda: gateway.get_pod(ns or "default", target.name),
+        "node": lambda: gateway.get_node(target.name),
+        "nodepool": lambda: gateway.get_nodepool(target.name),
+    }
+    kinds = list(getters) if target.kind == "auto" else [target.kind]
+    for kind in kinds:
+        obj = getters[kind]()
+        if obj is not None:
+            namespace = (obj.get("metadata") or {}).get("namespace")
+            return Target(kind=kind, name=target.name, namespace=namespace), obj
+    if target.kind in ("auto", "pytorchjob", "job", "pod"):
+        elsewhere = gateway.find_named(target.name)
+        wanted = elsewhere if target.kind == "auto" else {target.kind: elsewhere.get(target.kind, [])}
+        places = [(kind, n) for kind, nss in wanted.items() for n in nss]
+        if len(places) == 1:
+            kind, namespace = places[0]
+            return resolve(Target(kind=kind, name=target.name, namespace=namespace), gateway=gateway)
+        if places:
+            where = ", ".join(f"{kind}/{target.name} -n {n}" for kind, n in places)
+            raise TargetNotFound(f"{target.name} is ambiguous: found {where}. Name the kind and namespace.",
+                                 suggestions=[])
+    if ns and target.kind not in ("node", "nodepool") and not gateway.namespace_exists(ns):
+        raise NamespaceNotFound(f"namespace {ns} does not exist in this cluster.")
+    what = "anything" if target.kind == "auto" else target.kind
+    where = f" in namespace {ns}" if ns and target.kind not in ("node", "nodepool") else ""
+    suggestions = []
+    if ns and target.kind not in ("node", "nodepool"):
+        suggestions = difflib.get_close_matches(target.name, gateway.names_in_namespace(ns), n=5, cutoff=0.5)
+    raise TargetNotFound(f"found no {what} named {target.name}{where}.", suggestions=suggestions)

@@ -1,0 +1,200 @@
+"""Diagnose pasted text (logs, ``kubectl describe`` output, events) from known problem signatures.
+
+Signals are grouped into one Finding per code. Memory stays bounded whatever the input size: per
+code we keep a count, the first few distinct evidence lines, the strongest signal and a few distinct
+values per field. A handful of context markers (a Karpenter ``Nominated`` event, torch.distributed
+set-up lines, a required pod affinity in a pod spec) let findings be connected to each other.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from playbooks.codes import precedence
+from playbooks.fixes import TEMPLATE_DIR, render_fix
+from playbooks.model import CONFIDENCES, SEVERITIES, Diagnosis, Evidence, Finding, Target
+from playbooks.signatures import Signal, iter_lines, scan_line
+from playbooks.signatures.catalogue import MAX_LINE_CHARS
+from playbooks.signatures.details import View, describe, oom_split
+
+MAX_EVIDENCE = 5
+MAX_VALUES = 8
+_NOMINATED = "Pod should schedule on"
+_DIST_CONTEXT = ("init_process_group", "TCPStore", "rendezvous", "MASTER_ADDR", "c10d")
+_FAILED_SCHEDULING = ("FailedScheduling", "Unschedulable", "nodes are available")
+
+
+@dataclass
+class _Group:
+    best: Signal
+    severity: str
+    confidence: str
+    count: int = 0
+    evidence: list[Signal] = field(default_factory=list)
+    values: dict[str, list[str]] = field(default_factory=dict)
+
+    def add(self, signal: Signal) -> None:
+        self.count += 1
+        if signal.rank < self.best.rank:
+            self.best = signal
+        self.severity = min(self.severity, signal.severity, key=SEVERITIES.index)
+        self.confidence = min(self.confidence, signal.confidence, key=CONFIDENCES.index)
+        if len(self.evidence) < MAX_EVIDENCE and all(e.line != signal.line for e in self.evidence):
+            self.evidence.append(signal)
+        for name, value in signal.fields.items():
+            seen = self.values.setdefault(name, [])
+            if len(seen) < MAX_VALUES and value not in seen:
+                seen.append(value)
+
+
+@dataclass
+class _AffinitySpec:
+    """A required pod affinity on kubernetes.io/hostname in a pod spec (describe output or YAML)."""
+
+    lines: list[tuple[int, str]] = field(default_factory=list)
+    stage: int = 0  # 0: nothing, 1: "Pod Affinity:" seen, 2: "Required During Scheduling" seen, 3: hostname key
+    last: int = 0
+
+    def feed(self, lineno: int, line: str) -> None:
+        if self.stage == 3:
+            return
+        if "Pod Affinity:" in line or "podAffinity:" in line:
+            self.stage, self.last, self.lines = 1, lineno, [(lineno, line.strip())]
+        elif self.stage and lineno - self.last > 12:
+            self.stage, self.lines = 0, []
+        elif self.stage == 1 and ("Required During Scheduling" in line or "requiredDuringScheduling" in line):
+            self.stage, self.last = 2, lineno
+            self.lines.append((lineno, line.strip()))
+        elif self.stage == 2 and "kubernetes.io/hostname" in line and ("Topology Key" in line or "topologyKey" in line):
+            self.stage = 3
+            self.lines.append((lineno, line.strip()))
+
+    @property
+    def found(self) -> bool:
+        return self.stage == 3
+
+
+@dataclass
+class _Scan:
+    source: str
+    lines: int = 0
+    groups: dict[str, _Group] = field(default_factory=dict)
+    nominated: bool = False
+    dist_context: bool = False
+    failed_scheduling: bool = False
+    affinity: _AffinitySpec = field(default_factory=_AffinitySpec)
+
+    def feed(self, lineno: int, line: str) -> None:
+        line = line[:MAX_LINE_CHARS]
+        self.lines = lineno
+        if _NOMINATED in line:
+            self.nominated = True
+        if not self.dist_context and any(marker in line for marker in _DIST_CONTEXT):
+            self.dist_context = True
+        if self.affinity.stage or "ffinity" in line:
+            self.affinity.feed(lineno, line)
+        if not self.failed_scheduling and any(marker in line for marker in _FAILED_SCHEDULING):
+            self.failed_scheduling = True
+        for signal in scan_line(line, source=f"{self.source} line {lineno}", lineno=lineno):
+            group = self.groups.get(signal.code)
+            if group is None:
+                group = self.groups[signal.code] = _Group(signal, signal.severity, signal.confidence)
+            group.add(signal)
+
+
+def explain_text(text: str, *, source: str = "pasted text") -> Diagnosis:
+    """One Finding per problem code found in text, most likely root cause first."""
+    return explain_lines(iter_lines(text), source=source)
+
+
+def explain_lines(lines: Iterable[str], *, source: str = "pasted text") -> Diagnosis:
+    scan = _Scan(source)
+    for lineno, line in enumerate(lines, start=1):
+        scan.feed(lineno, line)
+    findings = _findings(scan)
+    if findings:
+        more = f"; {len(findings) - 1} more finding(s)" if len(findings) > 1 else ""
+        summary = f"{findings[0].title} ({findings[0].code}){more}."
+    else:
+        summary = f"No known problem signatures found in {scan.lines} lines."
+    return Diagnosis(target=Target(kind="text", name=source), summary=summary, findings=findings)
+
+
+def _adjust(code: str, group: _Group, scan: _Scan, codes: frozenset[str]) -> None:
+    """Context that changes how much a signal means."""
+    if code == "scheduling.insufficient_gpu" and scan.nominated:
+        group.severity, group.confidence = "warning", "low"  # Karpenter has capacity on its way
+    elif code == "karpenter.disruption" and {"training.terminated", "nccl.peer_unresponsive"} & codes:
+        group.severity, group.confidence = "error", "high"  # the disruption hit a running job
+    elif code == "training.rendezvous_failed" and scan.dist_context and group.confidence == "low":
+        group.severity, group.confidence = "error", "medium"  # a resolver / connect error inside distributed set-up
+
+
+def _findings(scan: _Scan) -> list[Finding]:
+    codes = frozenset(scan.groups)
+    related = {code: dict(group.best.fields) for code, group in scan.groups.items()}
+    findings = []
+    for code, group in scan.groups.items():
+        _adjust(code, group, scan, codes)
+        if group.severity == "info":
+            continue
+        findings.append(_finding(code, group, scan, codes, related))
+    if scan.affinity.found and scan.failed_scheduling and "scheduling.pod_affinity_unsatisfiable" not in codes:
+        findings.append(_affinity_finding(scan, codes))
+    findings.sort(key=lambda f: (f.severity_rank, f.confidence_rank, precedence(f.code)))
+    return findings
+
+
+def _finding(code: str, group: _Group, scan: _Scan, codes: frozenset[str], related: dict[str, dict[str, str]]) -> Finding:
+    view = View(
+        code=code,
+        fields=dict(group.best.fields),
+        values={k: tuple(v) for k, v in group.values.items()},
+        count=group.count,
+        confidence=group.confidence,
+        codes=codes,
+        related=related,
+        nominated=scan.nominated,
+    )
+    return Finding(
+        code=code,
+        severity=group.severity,
+        confidence=group.confidence,
+        title=group.best.title,
+        detail=describe(view),
+        evidence=[Evidence(source=s.source, text=s.line) for s in group.evidence],
+        fix=render_fix(template_for(code), **fix_context(code, group.best.fields)),
+    )
+
+
+def _affinity_finding(scan: _Scan, codes: frozenset[str]) -> Finding:
+    code = "scheduling.pod_affinity_unsatisfiable"
+    view = View(code=code, fields={"key": "kubernetes.io/hostname"}, values={}, count=1, confidence="medium", codes=codes)
+    return Finding(
+        code=code,
+        severity="error",
+        confidence="medium",
+        title="Pods require affinity to their own job on kubernetes.io/hostname while they cannot be scheduled",
+        detail=describe(view),
+        evidence=[Evidence(source=f"{scan.source} line {n}", text=text) for n, text in scan.affinity.lines],
+        fix=render_fix(template_for(code), key="kubernetes.io/hostname"),
+    )
+
+
+@lru_cache(maxsize=None)
+def template_for(code: str) -> str:
+    """The generic fix template of a code: ``generic/<code>.<language>.j2``."""
+    matches = sorted(p.name for p in (TEMPLATE_DIR / "generic").glob(f"{code}.*.j2"))
+    if len(matches) != 1:
+        raise LookupError(f"expected one generic template for {code}, found {matches}")
+    return f"generic/{matches[0]}"
+
+
+def fix_context(code: str, fields: Any) -> dict[str, str]:
+    """Template variables: the signal's fields plus figures derived from them."""
+    context = dict(fields)
+    if code == "training.cuda_oom":
+        context.update(oom_split(fields) or {})
+    return context

@@ -1,0 +1,137 @@
+"""What the engine gathered about one target, handed to every analyzer. Plain data, no I/O."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator
+
+from playbooks.model import Target
+
+
+class FactsUnavailable(Exception):
+    """A source of facts (EC2, say) cannot answer; the message becomes a gap in the diagnosis."""
+
+
+@dataclass
+class PodFacts:
+    pod: dict
+    events: list[dict] = field(default_factory=list)
+    # (container, previous) -> log tail
+    logs: dict[tuple[str, bool], str] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.pod["metadata"]["name"]
+
+    @property
+    def namespace(self) -> str:
+        return self.pod["metadata"].get("namespace", "")
+
+    @property
+    def ref(self) -> str:
+        return f"pod/{self.namespace}/{self.name}"
+
+    @property
+    def phase(self) -> str:
+        return (self.pod.get("status") or {}).get("phase", "")
+
+    @property
+    def node_name(self) -> str | None:
+        return (self.pod.get("spec") or {}).get("nodeName")
+
+    @property
+    def annotations(self) -> dict:
+        return self.pod["metadata"].get("annotations") or {}
+
+    @property
+    def labels(self) -> dict:
+        return self.pod["metadata"].get("labels") or {}
+
+    def is_pending_unscheduled(self) -> bool:
+        return self.phase == "Pending" and not self.node_name
+
+    def container_statuses(self) -> list[dict]:
+        status = self.pod.get("status") or {}
+        return list(status.get("initContainerStatuses") or []) + list(status.get("containerStatuses") or [])
+
+    def count(self, resource: str) -> int:
+        """Whole units of an extended resource the pod asks for (limits count where requests are unset)."""
+        total = 0
+        for container in (self.pod.get("spec") or {}).get("containers") or []:
+            res = container.get("resources") or {}
+            value = (res.get("requests") or {}).get(resource, (res.get("limits") or {}).get(resource, 0))
+            try:
+                total += int(float(str(value)))
+            except ValueError:
+                continue
+        return total
+
+
+@dataclass
+class Ec2Facts:
+    """EC2 answers, keyed by NodePool name; empty with ``unavailable`` set when EC2 could not be asked."""
+
+    unavailable: str | None = None
+    # nodepool -> {instance type -> InstanceTypeInfo}
+    candidates: dict[str, dict] = field(default_factory=dict)
+    # instance type -> zones where it is offered
+    zones: dict[str, frozenset[str]] = field(default_factory=dict)
+    region: str | None = None
+
+
+@dataclass
+class Facts:
+    target: Target
+    cluster: str
+    owner: dict | None = None  # the PyTorchJob / Job of the target
+    owner_kind: str | None = None
+    owner_events: list[dict] = field(default_factory=list)
+    pods: list[PodFacts] = field(default_factory=list)  # the target pod first when the target is a pod
+    nodes: dict[str, dict | None] = field(default_factory=dict)  # None: the node is gone
+    node_events: dict[str, list[dict]] = field(default_factory=dict)
+    nodepools: dict[str, dict] = field(default_factory=dict)
+    nodeclaims: dict[str, dict] = field(default_factory=dict)
+    nodeclasses: dict[str, dict] = field(default_factory=dict)  # "group/name" -> object
+    karpenter_log: list[str] | None = None  # lines about this target; None: no controller in the cluster
+    karpenter_source: str = "karpenter controller log"
+    device_plugins: list[dict] = field(default_factory=list)
+    # node name -> [(device plugin pod ref, log tail)]
+    device_plugin_logs: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    ec2: Ec2Facts = field(default_factory=Ec2Facts)
+    gaps: list[str] = field(default_factory=list)
+    # Derived data computed once per diagnosis by analyzers (e.g. scanned signals).
+    cache: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def target_pod(self) -> PodFacts | None:
+        if self.target.kind == "pod" and self.pods:
+            return self.pods[0]
+        return None
+
+    def is_target_pod(self, pod: PodFacts) -> bool:
+        """True for the pod the user named, or every pod of the job they named."""
+        if self.target.kind == "pod":
+            return pod.name == self.target.name
+        return True
+
+    def pending_pods(self) -> list[PodFacts]:
+        return [p for p in self.pods if p.is_pending_unscheduled()]
+
+    def node_of(self, pod: PodFacts) -> dict | None:
+        return self.nodes.get(pod.node_name or "")
+
+    def nodepool_of_node(self, node_name: str) -> dict | None:
+        node = self.nodes.get(node_name)
+        name = ((node or {}).get("metadata", {}).get("labels") or {}).get("karpenter.sh/nodepool")
+        return self.nodepools.get(name or "")
+
+    def all_events(self) -> Iterator[tuple[str, dict]]:
+        """(object ref, event) for every event gathered."""
+        kind = self.owner_kind or ""
+        for event in self.owner_events:
+            yield f"{kind}/{(self.owner or {}).get('metadata', {}).get('namespace', '')}/{self.target.name}", event
+        for pod in self.pods:
+            for event in pod.events:
+                yield pod.ref, event
+        for node, events in self.node_events.items():
+            for event in events:
+                yield f"node/{node}", event

@@ -1,0 +1,232 @@
+"""The signature catalogue and the line scanner.
+
+Every line goes through one cheap, case-sensitive substring prefilter (the keywords of all rules);
+only the rules whose keywords occur in the line run their regexes, so scanning is linear in the
+input. Lines are cut at 64 KiB first. JSON log lines (Karpenter, ipamd) are unwrapped: their
+``message``/``msg``, ``error``/``err`` and disruption ``reason``/``command`` values are scanned, and
+``Pod``, ``NodeClaim``, ``NodePool`` and ``Node`` names become fields of every Signal of the line.
+
+Fields per rule (every Signal from a JSON line may also carry pod, nodeclaim, nodepool, node):
+
+==========================================  ======================================  =======================================================
+rule                                        code                                    fields
+==========================================  ======================================  =======================================================
+scheduler.insufficient                      scheduling.insufficient_gpu             nodes, total, avail, reason, resource
+                                            (efa.resource_unavailable for EFA)
+scheduler.taint                             scheduling.untolerated_taint            nodes, total, avail, reason, key, value, taint
+                                            (scheduling.node_lifecycle_taint)
+scheduler.node_affinity                     scheduling.node_selector_mismatch       nodes, total, avail, reason
+scheduler.pod_affinity                      scheduling.pod_affinity_unsatisfiable   nodes, total, avail, reason
+scheduler.volume                            scheduling.volume_zone_conflict         nodes, total, avail, reason
+scheduler.topology_spread                   scheduling.topology_spread              nodes, total, avail, reason
+karpenter.limits                            karpenter.nodepool_limit_reached        nodepool
+karpenter.no_offering                       karpenter.offering_unavailable_in_zone  nodepool, resources, gpus, requirements
+karpenter.no_type_ambiguous                 karpenter.no_instance_type              nodepool, resources, gpus, requirements
+karpenter.no_type                           karpenter.no_instance_type              nodepool, resources, gpus, requirements
+karpenter.unknown_label                     scheduling.node_selector_mismatch       nodepool, label, suggestion
+karpenter.incompatible_key                  scheduling.node_selector_mismatch       nodepool, key, label, requirement
+karpenter.taint                             scheduling.untolerated_taint            nodepool, taint, key, effect
+                                            (scheduling.node_lifecycle_taint)
+karpenter.topology                          scheduling.pod_affinity_unsatisfiable   nodepool, constraint, key
+                                            (scheduling.topology_spread)
+karpenter.anti_affinity_unsupported         scheduling.pod_affinity_unsatisfiable   nodepool
+ec2.insufficient_capacity                   karpenter.insufficient_capacity         error_code, instance_type, zone, nodeclaim
+ec2.unsupported_zone                        karpenter.offering_unavailable_in_zone  instance_type, zone, alternatives
+ec2.quota                                   karpenter.quota_exceeded                error_code, limit
+ec2.subnet                                  karpenter.subnet_problem                problem, subnet
+ec2.volume_zone                             scheduling.volume_zone_conflict         volume
+nodeclaim.registration                      karpenter.node_registration_failed      error
+nodeclaim.resource_not_registered           karpenter.resource_not_registered       resource
+kubelet.out_of_resource                     karpenter.resource_not_registered       resource, requested, used, capacity
+karpenter.disrupting                        karpenter.disruption                    reason, method, node
+karpenter.spot_interruption                 karpenter.disruption                    reason
+karpenter.evicted                           karpenter.disruption                    reason
+karpenter.blocked                           karpenter.disruption (info)             blocker
+kubelet.no_healthy_devices                  gpu.unhealthy_device                    resource
+device_plugin.xid_unhealthy                 gpu.unhealthy_device                    xid, device, resource
+nvrm.xid                                    gpu.xid_error                           xid, pci, pid, description
+device_plugin.no_nvml                       gpu.device_plugin_missing               detail
+ofi.request_error                           nccl.peer_unresponsive /                ofi_error, ofi_message, host_id, peer_addr, peer_host_id
+                                            efa.network_unreachable
+ofi.message_only                            nccl.peer_unresponsive /                (none)
+                                            efa.network_unreachable
+nccl.remote_error                           nccl.peer_unresponsive                  nccl_version
+nccl.watchdog_timeout                       nccl.timeout                            rank, seq, op, timeout_ms, ran_ms
+nccl.socket_error                           efa.network_unreachable /               problem
+                                            nccl.peer_unresponsive
+torch.cuda_oom                              training.cuda_oom                       tried, gpu, total, free, process, allocated,
+                                                                                    reserved_unallocated, reserved_total, other_processes
+cuda.error_oom                              training.cuda_oom                       (none)
+deepspeed.cache_flushes                     training.memory_pressure                flushes
+torch.rendezvous_error                      training.rendezvous_failed              error, joined, world
+torch.socket_connect                        training.rendezvous_failed              host, port, problem
+dns.name_resolution                         training.rendezvous_failed              problem
+elastic.exitcode                            training.terminated                     exit_code, signal, local_rank, pid
+process.signal_received                     training.terminated                     signal
+container.exit_code                         training.terminated                     exit_code, signal
+container.oomkilled                         training.terminated                     reason, signal
+kubelet.eviction                            training.terminated                     resource, reason
+kubelet.image_pulled                        image.slow_pull                         image, pulled_in, including_waiting, image_size,
+                                                                                    pull_seconds, wait_seconds, image_size_gb
+ipamd.unauthorized                          node.not_ready                          problem, operation
+kubelet.cni_not_ready                       node.not_ready                          problem
+node.condition                              node.not_ready                          condition, node
+kubelet.error_getting_node                  node.not_ready (info)                   (none)
+==========================================  ======================================  =======================================================
+
+Capture names stay the same across versions of a message: ``nodepool`` whether Karpenter says
+``provisioner "x"``, ``nodepool "x"`` or ``(NodePool=x)``; ``taint``/``key`` for ``{k: v}``,
+``k=v:Effect`` and ``(taint=k:Effect)``; ``exit_code`` for torchrun ``exitcode: -15`` and
+container ``Exit Code: 143``.
+"""
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from playbooks.signatures import gpu, karpenter, nccl, nodes, scheduling, training
+from playbooks.signatures.model import Hit, Rule, Signal, trim
+
+MAX_LINE_CHARS = 64 * 1024
+
+LINE_RULES: tuple[Rule, ...] = (
+    *karpenter.LINE_RULES,
+    *gpu.RULES,
+    *nccl.RULES,
+    *training.RULES,
+    *nodes.RULES,
+)
+# Rules that run on a part of a line rather than the whole line (documentation and tests).
+PART_RULES: tuple[Rule, ...] = (*scheduling.REASONS, *karpenter.SEGMENT_RULES)
+ALL_RULES: tuple[Rule, ...] = (*PART_RULES, *LINE_RULES)
+
+
+@dataclass(frozen=True)
+class _Unit:
+    keywords: tuple[str, ...]
+    scan: Callable[[str, dict[str, str]], Iterable[Hit]]
+
+
+def _rule_unit(rule: Rule) -> _Unit:
+    def scan(text: str, base: dict[str, str]) -> Iterable[Hit]:
+        hit = rule.match(text, base)
+        return (hit,) if hit is not None else ()
+
+    return _Unit(rule.keywords, scan)
+
+
+def _scheduler_scan(text: str, base: dict[str, str]) -> Iterable[Hit]:
+    for hit in scheduling.scan(text):
+        yield Hit(hit.code, hit.severity, hit.confidence, hit.title, {**base, **hit.fields})
+
+
+_UNITS: tuple[_Unit, ...] = (
+    _Unit((scheduling.GATE,), _scheduler_scan),
+    _Unit(karpenter.SEGMENT_GATES, karpenter.scan_segments),
+    *(_rule_unit(rule) for rule in LINE_RULES),
+)
+
+
+def _index(units: tuple[_Unit, ...]) -> tuple[tuple[str, ...], dict[str, tuple[int, ...]]]:
+    owners: dict[str, list[int]] = {}
+    for i, unit in enumerate(units):
+        for keyword in unit.keywords:
+            owners.setdefault(keyword, []).append(i)
+    return tuple(owners), {k: tuple(v) for k, v in owners.items()}
+
+
+KEYWORDS, _OWNERS = _index(_UNITS)
+
+
+def _units_for(text: str) -> list[int]:
+    present = [k for k in KEYWORDS if k in text]
+    if not present:
+        return []
+    if len(present) == 1:
+        return list(_OWNERS[present[0]])
+    return sorted({i for k in present for i in _OWNERS[k]})
+
+
+def _name(value: object) -> str | None:
+    if isinstance(value, dict):
+        name, namespace = value.get("name"), value.get("namespace")
+        if isinstance(name, str):
+            return f"{namespace}/{name}" if isinstance(namespace, str) and namespace else name
+    if isinstance(value, str) and value:
+        return value
+    return None
+
+
+_JSON_NAMES = (("pod", ("Pod", "pod")), ("nodeclaim", ("NodeClaim", "nodeclaim")), ("nodepool", ("NodePool", "nodepool")), ("node", ("Node", "node")))
+
+
+def _unwrap_json(text: str) -> tuple[str, dict[str, str]]:
+    """For a JSON log line: the text worth scanning and the object names it carries."""
+    try:
+        record = json.loads(text)
+    except ValueError:
+        return text, {}
+    if not isinstance(record, dict):
+        return text, {}
+    parts = [str(record[k]) for k in ("message", "msg", "error", "err") if record.get(k)]
+    if not parts:
+        return text, {}
+    parts += [f"{k}={record[k]}" for k in ("reason", "command") if isinstance(record.get(k), str)]
+    base = {}
+    for field_name, keys in _JSON_NAMES:
+        for key in keys:
+            name = _name(record.get(key))
+            if name:
+                base[field_name] = name
+                break
+    return ", ".join(parts), base
+
+
+def scan_line(line: str, *, source: str, lineno: int | None = None) -> list[Signal]:
+    """Signals for one line: an event message, a condition message, a container status, a log line."""
+    text = line[:MAX_LINE_CHARS].strip()
+    units = _units_for(text)
+    if not units:
+        return []
+    payload, base = (_unwrap_json(text) if text.startswith("{") else (text, {}))
+    evidence = trim(text)
+    seen: set[tuple[object, ...]] = set()
+    signals: list[Signal] = []
+    for i in units:
+        for hit in _UNITS[i].scan(payload, base):
+            key = (hit.code, tuple(sorted(hit.fields.items())))
+            if key in seen:
+                continue
+            seen.add(key)
+            signals.append(
+                Signal(
+                    code=hit.code,
+                    severity=hit.severity,
+                    confidence=hit.confidence,
+                    title=hit.title,
+                    line=evidence,
+                    source=source,
+                    lineno=lineno,
+                    fields=MappingProxyType(dict(hit.fields)),
+                )
+            )
+    return signals
+
+
+def scan_lines(lines: Iterable[str], *, source: str) -> Iterator[Signal]:
+    """Signals for each line, numbered from 1."""
+    for lineno, line in enumerate(lines, start=1):
+        if line:
+            yield from scan_line(line, source=source, lineno=lineno)
+
+
+def iter_lines(text: str) -> Iterator[str]:
+    """Lines of text without building a list of them (\\n, \\r\\n and \\r all end a line)."""
+    return iter(io.StringIO(text, newline=None))
+
+
+def scan_text(text: str, *, source: str) -> list[Signal]:
+    return list(scan_lines(iter_lines(text), source=source))

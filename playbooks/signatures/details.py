@@ -1,0 +1,611 @@
+"""Detail paragraphs for findings built from text: the cause, what the numbers say, what to check next.
+
+Each writer gets a ``View`` of one finding (its best signal's fields, the distinct values seen across
+all its signals) and of the rest of the text (other codes present, Karpenter Nominated events), so a
+paragraph can connect evidence: a vanished NCCL peer next to a Karpenter disruption, an
+``Insufficient nvidia.com/gpu`` next to a GPU marked unhealthy.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+_SIZE = re.compile(r"^\s*([\d.]+)\s*([KMGTP]?)(i?)B\s*$")
+_POWER = {"": 0, "K": 1, "M": 2, "G": 3, "T": 4, "P": 5}
+
+
+@dataclass(frozen=True)
+class View:
+    code: str
+    fields: Mapping[str, str]
+    values: Mapping[str, tuple[str, ...]]
+    count: int
+    confidence: str
+    codes: frozenset[str]
+    related: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # best fields of other codes
+    nominated: bool = False
+
+    def get(self, name: str, default: str = "") -> str:
+        return self.fields.get(name, default)
+
+    def all(self, name: str) -> tuple[str, ...]:
+        return self.values.get(name, ())
+
+
+def size_bytes(text: str) -> float | None:
+    """Bytes in "39.49 GiB" / "112.00 MiB" / "4 GB"; None when unparsable."""
+    found = _SIZE.match(text or "")
+    if found is None:
+        return None
+    base = 1024 if found.group(3) or found.group(2) == "" else 1000
+    return float(found.group(1)) * base ** _POWER[found.group(2)]
+
+
+def gib(value: float) -> str:
+    return f"{value / 1024 ** 3:.1f} GiB"
+
+
+def oom_split(fields: Mapping[str, str]) -> dict[str, str] | None:
+    """Who holds the GPU memory: this process or others (total - free - this process)."""
+    total, free = size_bytes(fields.get("total", "")), size_bytes(fields.get("free", ""))
+    mine = size_bytes(fields.get("process") or fields.get("reserved_total", ""))
+    if total is None or free is None or mine is None or total <= 0:
+        return None
+    others = max(total - free - mine, 0.0)
+    return {
+        "total_gib": gib(total),
+        "mine_gib": gib(mine),
+        "others_gib": gib(others),
+        "free_gib": gib(free),
+        "holder": "others" if others > mine else "self",
+        "others_pct": f"{100 * others / total:.0f}",
+        "mine_pct": f"{100 * mine / total:.0f}",
+    }
+
+
+def _list(values: tuple[str, ...], limit: int = 4) -> str:
+    shown = ", ".join(values[:limit])
+    return shown + (f" and {len(values) - limit} more" if len(values) > limit else "")
+
+
+def _times(view: View) -> str:
+    return f" (seen {view.count} times)" if view.count > 1 else ""
+
+
+def _prefix_hint(label: str) -> str:
+    if label.startswith("karpenter.k8s.aws/"):
+        suffix = label.removeprefix("karpenter.k8s.aws/")
+        return (
+            f" On EKS Auto Mode the NodePools label nodes eks.amazonaws.com/{suffix} instead of {label}: "
+            "a selector written for open-source Karpenter selects nothing there."
+        )
+    if label.startswith("eks.amazonaws.com/"):
+        suffix = label.removeprefix("eks.amazonaws.com/")
+        return (
+            f" The eks.amazonaws.com/ prefix only exists on EKS Auto Mode; open-source Karpenter on AWS uses "
+            f"karpenter.k8s.aws/{suffix}."
+        )
+    return ""
+
+
+def node_selector_mismatch(view: View) -> str:
+    label, key = view.get("label"), view.get("key")
+    if label and not key:
+        hint = f" Karpenter suggests {view.get('suggestion')} (typo?)." if view.get("suggestion") else ""
+        return (
+            f"Karpenter cannot produce a node with label {label}: no NodePool defines values for it, so every "
+            f"pod that requires it stays Pending.{hint}{_prefix_hint(label)} A custom label must be set in the "
+            "NodePool's spec.template.metadata.labels (a common mistake is spec.template.spec) or allowed by a "
+            "requirement with operator In."
+        )
+    if key:
+        nodepool = view.get("nodepool", "the NodePool")
+        return (
+            f"The pod's nodeSelector / required node affinity on {key} is incompatible with NodePool {nodepool}"
+            f" ({view.get('requirement', 'no overlap between the values')}). Make the pod ask for values the NodePool "
+            f"allows, or widen the NodePool's requirement.{_prefix_hint(key)}"
+        )
+    nominated = (
+        " A Karpenter Nominated event in the same text shows a node was on its way, so this part is expected."
+        if view.nominated
+        else " If Karpenter reports nothing for the pod, no NodePool matches it either."
+    )
+    return (
+        f"Existing nodes do not match the pod's nodeSelector / required node affinity{_times(view)}. That is "
+        f"normal while a GPU pod waits for Karpenter to launch a node of its NodePool.{nominated} Otherwise check "
+        "that a NodePool can produce such a node: the label is in spec.template.metadata.labels or a requirement, "
+        "and uses the right prefix (eks.amazonaws.com/ on EKS Auto Mode, karpenter.k8s.aws/ with open-source "
+        "Karpenter)."
+    )
+
+
+def untolerated_taint(view: View) -> str:
+    keys = view.all("key")
+    if not keys:
+        joining = (
+            " A Karpenter Nominated event in the same text suggests it is the new node, which carries "
+            "karpenter.sh/unregistered until it has joined: then this is transient."
+            if view.nominated
+            else ""
+        )
+        return (
+            "Some nodes carry a taint the pod does not tolerate; since Kubernetes 1.34 the scheduler no longer "
+            "prints the taint keys. List them with kubectl get nodes -o custom-columns=NAME:.metadata.name,"
+            f"TAINTS:.spec.taints. A karpenter.sh/unregistered taint only means a new node is still joining.{joining}"
+        )
+    system = [k for k in keys if k in ("CriticalAddonsOnly", "node-role.kubernetes.io/control-plane")]
+    real = [k for k in keys if k not in system]
+    parts = []
+    if real:
+        where = f" on NodePool {_list(view.all('nodepool'))}" if view.all("nodepool") else ""
+        parts.append(
+            f"Nodes{where} carry taint(s) {_list(view.all('taint') or tuple(real))} and the pod has no matching "
+            "toleration. GPU NodePools usually taint nvidia.com/gpu or a custom key such as gpu-workload: add a "
+            "toleration with the same key and effect to the pod template (operator Exists matches any value)."
+        )
+    if system:
+        parts.append(
+            f"{_list(tuple(system))} marks system / add-on nodes (the EKS Auto Mode system pool, managed node "
+            "groups for add-ons); GPU pods are not meant to land there, so this part is rarely the root cause: "
+            "look at the other reasons in the same message."
+        )
+    return " ".join(parts)
+
+
+def node_lifecycle_taint(view: View) -> str:
+    keys = _list(view.all("key") or ("a lifecycle taint",))
+    return (
+        f"The candidate node(s) carry {keys}: a node that is still joining (karpenter.sh/unregistered, "
+        "node.kubernetes.io/not-ready) or being removed (karpenter.sh/disrupted). This is transient: the scheduler "
+        "retries once the taint is gone, so it is not a missing toleration. It matters only if it persists: a node "
+        "stuck unregistered for more than ~15 minutes (check the NodeClaim's Registered and Initialized "
+        "conditions), or pods repeatedly landing on nodes Karpenter is disrupting."
+    )
+
+
+def insufficient_gpu(view: View) -> str:
+    text = f"{view.get('nodes', 'Some')} of {view.get('total', '?')} node(s) have no free nvidia.com/gpu{_times(view)}."
+    if "gpu.unhealthy_device" in view.codes:
+        text += (
+            " The same text shows a GPU marked unhealthy: unhealthy GPUs stay in capacity but leave allocatable, "
+            "so a GPU node reports Insufficient nvidia.com/gpu; fix the device first."
+        )
+    if view.nominated:
+        return text + (
+            " A Karpenter Nominated event shows a nodeclaim was launched for the pod, so new capacity was on its way: "
+            "usually transient. If it "
+            "persists after that node joined, compare the node's allocatable and capacity for nvidia.com/gpu."
+        )
+    return text + (
+        " No Karpenter Nominated event in the text, so no new capacity is known to be coming: check Karpenter's "
+        "FailedScheduling event or logs for the pod, the GPU NodePool's spec.limits, and which pods hold the GPUs "
+        "(kubectl describe node, Allocated resources)."
+    )
+
+
+def pod_affinity_unsatisfiable(view: View) -> str:
+    if view.get("constraint") == "pod anti-affinity" or "anti-affinity" in view.get("reason"):
+        return (
+            "Required pod anti-affinity needs a separate topology domain (host or zone) per replica. Karpenter can "
+            "add nodes unless NodePool limits, zone lists or the instance types prevent it; consider "
+            "preferredDuringScheduling or topologySpreadConstraints instead."
+        )
+    return (
+        "The pods require affinity (requiredDuringSchedulingIgnoredDuringExecution) to pods of their own job on "
+        f"{view.get('key', 'kubernetes.io/hostname')}. With no replica running yet, the first one has nothing to "
+        "co-locate with, and all replicas on one host need a single node with room for all of them (N GPUs on one "
+        "instance), which a NodePool of smaller GPU instances can never provide: a deadlock. Make it "
+        "preferredDuringSchedulingIgnoredDuringExecution, drop it from the Master replica so the master lands "
+        "first, or use a wider topology key (topology.kubernetes.io/zone) for locality."
+    )
+
+
+def volume_zone_conflict(view: View) -> str:
+    return (
+        "The pod's PersistentVolume is pinned to one Availability Zone (an EBS volume cannot leave its zone) and no "
+        "node can be placed there: the NodePool or the pod excludes that zone, the EC2NodeClass has no subnet in it, "
+        "or the GPU type has no offering there. Allow the volume's zone for this pod, or recreate the volume in the "
+        "right zone (snapshot + restore); use a StorageClass with volumeBindingMode: WaitForFirstConsumer so new "
+        "volumes follow the pod."
+    )
+
+
+def topology_spread(view: View) -> str:
+    return (
+        f"topologySpreadConstraints on {view.get('key', 'a topology key')} with whenUnsatisfiable: DoNotSchedule "
+        "cannot be met: a domain counted by the constraint cannot get a node (no GPU offering or subnet in that "
+        "zone, or the NodePool excludes it). Use whenUnsatisfiable: ScheduleAnyway, restrict the spread with a "
+        "nodeAffinity to zones the NodePool can produce, or drop the constraint for single-replica GPU pods."
+    )
+
+
+def no_instance_type(view: View) -> str:
+    where = f" in NodePool {_list(view.all('nodepool'))}" if view.all("nodepool") else ""
+    gpus = view.get("gpus")
+    asks = f" The pod requests {gpus} nvidia.com/gpu; the largest AWS GPU instances have 8 per node." if gpus else ""
+    requests = f" Requests: {view.get('resources')}." if view.get("resources") else ""
+    if view.confidence != "high":
+        return (
+            f"Karpenter found no instance type{where} that had enough resources and an available offering at the "
+            "same time. Its message covers two different causes, so check both: (1) resources: no allowed type is "
+            "big enough for the requests plus daemonset overhead (for example nvidia.com/gpu: 16 when the largest "
+            "allowed type has 8, or vpc.amazonaws.com/efa on a type without EFA); (2) offering: the types that fit "
+            "are not offered in the allowed zones / capacity types (a zone pin such as topology.kubernetes.io/zone, "
+            f"spot only).{asks}{requests} Compare the pod's requests with kubectl get nodepool -o yaml and aws ec2 "
+            "describe-instance-type-offerings."
+        )
+    return (
+        f"No instance type allowed{where} fits the pod: either the requirements exclude every type (an empty "
+        "intersection of instance family / category / GPU name / architecture between pod and NodePool), or none "
+        f"has enough resources for the requests plus daemonset overhead.{asks}{requests} Compare the pod's requests "
+        "and node selectors with the NodePool requirements (kubectl get nodepool -o yaml)."
+    )
+
+
+def nodepool_limit_reached(view: View) -> str:
+    pools = _list(view.all("nodepool") or ("the NodePool",))
+    return (
+        f"NodePool {pools} has used up its spec.limits (compare status.resources with spec.limits; for GPU pools "
+        "usually nvidia.com/gpu). Karpenter launches nothing more there until usage drops or the limit is raised. "
+        "Limits count node capacity, not pod requests: one p4d.24xlarge counts 8 GPUs and 96 vCPUs, so a limit "
+        "below one node's capacity blocks every launch."
+    )
+
+
+def insufficient_capacity(view: View) -> str:
+    what = view.get("instance_type", "the chosen instance type")
+    where = f" in {view.get('zone')}" if view.get("zone") else ""
+    return (
+        f"EC2 has no capacity for {what}{where} right now{_times(view)}. Karpenter marks the offering unavailable "
+        "for 3 minutes and tries the other offerings the NodePool allows; with a single type, zone or capacity type "
+        "it keeps failing. Allow more GPU types and zones, on-demand as a fallback for spot, or use an On-Demand "
+        "Capacity Reservation / Capacity Block for ML."
+    )
+
+
+def offering_unavailable_in_zone(view: View) -> str:
+    what = view.get("instance_type", "the instance type")
+    suggested = f" EC2 suggests {view.get('alternatives')}." if view.get("alternatives") else ""
+    return (
+        f"{what} is not offered in the Availability Zone(s) or capacity type the pod and NodePool allow"
+        f"{' (' + view.get('zone') + ')' if view.get('zone') else ''}: large GPU types exist only in some zones."
+        f"{suggested} Check aws ec2 describe-instance-type-offerings --location-type availability-zone, then allow a "
+        "zone where it is offered (the EC2NodeClass needs a subnet there) or remove the zone pin from the pod."
+    )
+
+
+def quota_exceeded(view: View) -> str:
+    limit = f" (current limit {view.get('limit')} vCPUs)" if view.get("limit") else ""
+    return (
+        f"EC2 refused the launch: an account quota is exhausted ({view.get('error_code', 'quota')}){limit}. GPU "
+        "instances count against the 'Running On-Demand P instances' / 'G and VT instances' vCPU quotas (spot has "
+        "its own); a p4d.24xlarge needs 96 vCPUs. Request an increase in Service Quotas; Karpenter cannot work "
+        "around it except with instance families under another quota."
+    )
+
+
+def subnet_problem(view: View) -> str:
+    problem = view.get("problem")
+    if "no subnets" in problem:
+        return (
+            "The EC2NodeClass subnetSelectorTerms match no subnet (usually a missing karpenter.sh/discovery tag), so "
+            "Karpenter cannot launch anything. Tag the private subnets or fix the selector; kubectl get "
+            "ec2nodeclass -o yaml shows status.subnets."
+        )
+    return (
+        f"Subnet {view.get('subnet', '')} has no free IP addresses. GPU nodes take many addresses (EFA interfaces, "
+        "VPC CNI warm pools). Add subnets (a secondary CIDR) to the EC2NodeClass, or lower WARM_IP_TARGET / "
+        "WARM_ENI_TARGET on aws-node."
+    )
+
+
+def node_registration_failed(view: View) -> str:
+    base = (
+        "The instance launched but its Node never registered with the cluster. Usual causes: the node IAM role is "
+        "not mapped (aws-auth or an EKS access entry; kubelet logs 'Unauthorized'), bootstrap / user data failing on "
+        "a custom AMI, or no route from the subnet to the API endpoint. Karpenter deletes a NodeClaim that has not "
+        "registered within 15 minutes and sets NodeRegistrationHealthy=False on the NodePool."
+    )
+    if view.confidence != "high":
+        base += (
+            " 'Node not registered with cluster' alone is normal for the first minutes after a launch: collect the "
+            "NodeClaim's age and conditions (kubectl get nodeclaim -o wide) and the instance's console output."
+        )
+    return base
+
+
+def resource_not_registered(view: View) -> str:
+    resource = view.get("resource", "an extended resource")
+    plugin = "aws-efa-k8s-device-plugin" if "efa" in resource else "NVIDIA device plugin"
+    extra = " It never runs on EKS Auto Mode nodes." if "efa" in resource else ""
+    return (
+        f"The node came up but never advertised {resource}, so pods requesting it cannot start. The {plugin} "
+        "DaemonSet is missing on the node, crashing, or does not tolerate the node's taints (GPU NodePools taint "
+        f"nvidia.com/gpu; the EFA plugin's default tolerations do not include it).{extra} Check the DaemonSet's "
+        "pods on that node and their tolerations."
+    )
+
+
+def disruption(view: View) -> str:
+    reasons = _list(view.all("reason") or ("disruption",))
+    text = (
+        f"Karpenter disrupted node(s) ({reasons}){_times(view)}. Voluntary disruption (consolidation: "
+        "Underutilized / Empty, Drifted, Expired) drains the node: training pods get SIGTERM and the job's other "
+        "ranks lose a peer. Protect running jobs with the pod annotation karpenter.sh/do-not-disrupt: \"true\"; "
+        "for training NodePools use consolidationPolicy: WhenEmpty with a consolidateAfter, or a disruption budget."
+    )
+    if "SpotInterrupted" in view.all("reason"):
+        text += " A spot interruption cannot be blocked: use on-demand or reserved capacity for multi-node jobs, or checkpoint often."
+    if {"training.terminated", "nccl.peer_unresponsive"} & view.codes:
+        text += " The same text shows the training process terminated / a peer lost, consistent with this disruption killing the job."
+    return text
+
+
+XID_MEANINGS = {
+    "13": "graphics engine exception (usually an application bug)",
+    "31": "GPU memory page fault (usually an application bug)",
+    "43": "GPU stopped processing (application fault)",
+    "45": "preemptive cleanup after an earlier error",
+    "48": "double-bit ECC error",
+    "63": "ECC page retirement / row remapping event",
+    "64": "ECC page retirement / row remapping failure",
+    "74": "NVLink error",
+    "79": "GPU has fallen off the bus",
+    "92": "high single-bit ECC error rate",
+    "94": "contained ECC error",
+    "95": "uncontained ECC error",
+    "119": "GSP RPC timeout",
+    "120": "GSP error",
+}
+
+
+def unhealthy_device(view: View) -> str:
+    xid = f" after Xid {view.get('xid')} ({XID_MEANINGS.get(view.get('xid'), 'see NVIDIA Xid catalogue')})" if view.get("xid") else ""
+    return (
+        f"The NVIDIA device plugin marked GPU(s) unhealthy{xid}. Unhealthy GPUs stay in the node's capacity but "
+        "leave allocatable; a pod bound there fails admission (UnexpectedAdmissionError, 'Allocate failed due to no "
+        "healthy devices present') and ends Failed. The plugin does not mark a GPU healthy again by itself: check "
+        "dmesg on the node for Xid errors, then cordon and drain the node and replace the instance (Karpenter "
+        "launches a new one); restarting the plugin only helps after a transient fault."
+    )
+
+
+def xid_error(view: View) -> str:
+    xid = view.get("xid", "?")
+    meaning = XID_MEANINGS.get(xid, "see the NVIDIA Xid catalogue")
+    if view.confidence == "medium" and xid in ("13", "31", "43", "45"):
+        return (
+            f"Xid {xid}: {meaning}. The device plugin ignores these application-level Xids; look at the CUDA error "
+            "in the job's own log rather than at the hardware."
+        )
+    return (
+        f"The GPU driver reported Xid {xid} on PCI {view.get('pci', '?')}: {meaning}. Treat the node as faulty: "
+        "cordon and drain it, terminate the instance so Karpenter replaces it, and restart the job from its last "
+        "checkpoint. Repeated Xids on one instance type / AZ are worth an AWS support case with the instance ID."
+    )
+
+
+def device_plugin_missing(view: View) -> str:
+    return (
+        f"The NVIDIA device plugin runs but cannot see any GPU ({view.get('detail', 'NVML unavailable')}), so the "
+        "node advertises no nvidia.com/gpu and GPU pods stay Pending. Usual causes: the container runtime is not "
+        "configured with the NVIDIA runtime (nvidia-ctk runtime configure), a non-GPU AMI (AL2023 / Bottlerocket "
+        "need their NVIDIA variants), or the plugin scheduled on a non-GPU node."
+    )
+
+
+def efa_resource_unavailable(view: View) -> str:
+    return (
+        "Pods request vpc.amazonaws.com/efa but no node offers it. The aws-efa-k8s-device-plugin DaemonSet must run "
+        "on the GPU nodes (its default tolerations do not include GPU taints such as nvidia.com/gpu), the instance "
+        "type must support EFA (p4d, p5, g6e.*xlarge large sizes ...), and EKS Auto Mode does not run the EFA plugin "
+        "at all. Without EFA, drop the request and let NCCL use TCP."
+    )
+
+
+def network_unreachable(view: View) -> str:
+    error = view.get("ofi_error")
+    what = f"libfabric reported error {error} ({view.get('ofi_message')})" if error else f"NCCL could not reach a peer ({view.get('problem', 'network error')})"
+    return (
+        f"{what}. 'Unreachable remote' (15) is most often security groups or subnets: the node security group must "
+        "allow all inbound and outbound traffic to and from itself (EFA traffic is not IP-routed), and the "
+        "instances should sit in the same subnet / AZ. Other OFI errors point at the EFA setup (device plugin, "
+        "huge pages, aws-ofi-nccl version) rather than at a dead peer."
+    )
+
+
+def peer_unresponsive(view: View) -> str:
+    text = (
+        "Another rank stopped answering: EFA error 4126 'Unresponsive receiver (reachable by EFA device but "
+        "handshake failed)' or ncclRemoteError means the peer process is most likely no longer there. This rank is a "
+        "victim; the cause is on the peer: look at the other pods' logs and events around the same time (OOM, "
+        "eviction, Karpenter disruption, node NotReady)."
+    )
+    if view.get("peer_host_id") == "N/A":
+        text += " 'Peer host id: N/A' means the handshake never completed, so the peer's identity is unknown from this side."
+    if "karpenter.disruption" in view.codes:
+        reason = view.related.get("karpenter.disruption", {}).get("reason", "")
+        text += f" This text also shows Karpenter disrupting a node{' (' + reason + ')' if reason else ''}: the peer most likely died in that disruption."
+    if "training.terminated" in view.codes:
+        signal = view.related.get("training.terminated", {}).get("signal", "a signal")
+        text += f" It also shows a training process terminated ({signal}): the peer was likely killed from outside rather than crashing."
+    if "node.not_ready" in view.codes:
+        text += " A node went NotReady in the same text: its pods' ranks would vanish exactly like this."
+    if "training.cuda_oom" in view.codes:
+        text += " A CUDA OOM appears in the same text: the rank that ran out of memory exits and its peers report exactly this error."
+    return text
+
+
+def nccl_timeout(view: View) -> str:
+    op = view.get("op", "a collective")
+    timeout = f" within {int(view.get('timeout_ms')) // 1000} s" if view.get("timeout_ms", "").isdigit() else ""
+    text = (
+        f"{op} did not complete{timeout} on rank {view.get('rank', '?')}: the NCCL watchdog aborted it. A timeout "
+        "alone does not say why: a straggler or hung rank (data loading, checkpointing, a Python exception on one "
+        "rank), a rank that died without the others noticing, or a faulty GPU / NIC."
+    )
+    if {"gpu.xid_error", "gpu.unhealthy_device"} & view.codes:
+        text += " A GPU fault appears in the same text and would explain a hung rank."
+    if view.confidence == "low":
+        text += (
+            " Evidence is thin; collect next: the logs of all ranks around the timeout (which rank never entered "
+            "the collective), a run with TORCH_NCCL_DESYNC_DEBUG=1 and NCCL_DEBUG=INFO, kubectl get events for the "
+            "job's pods and nodes (evictions, NotReady, Karpenter disruption), and dmesg on the nodes for Xid errors."
+        )
+    return text
+
+
+def cuda_oom(view: View) -> str:
+    tried = view.get("tried", "memory")
+    split = oom_split(view.fields)
+    if split is None:
+        return (
+            f"CUDA ran out of GPU memory while allocating {tried}. The message carries no allocator figures; run "
+            "nvidia-smi on the node to see which processes hold the GPU, then reduce the per-GPU footprint (smaller "
+            "micro-batch, activation checkpointing, ZeRO-3 with CPU offload) or use GPUs with more memory."
+        )
+    mine = view.get("process") or f"{view.get('reserved_total')} (reserved by PyTorch)"
+    head = (
+        f"GPU {view.get('gpu', '?')} has {view.get('total')} in total and only {view.get('free')} was free when "
+        f"{tried} was requested; this process held {mine}, {split['mine_pct']}% of the GPU."
+    )
+    total = size_bytes(view.get("total"))
+    bigger = f" instead of this {view.get('total')} one" if total and total < 70 * 1024**3 else ""
+    if split["holder"] == "others":
+        others = f" ({view.get('other_processes')})" if view.get("other_processes") else ""
+        return head + (
+            f" That leaves ~{split['others_gib']} ({split['others_pct']}%) held by other processes on this GPU"
+            f"{others}: the model is not simply too big for this process. Check that ranks do not share one GPU "
+            "(nproc_per_node vs the GPUs the pod requested, CUDA_VISIBLE_DEVICES, LOCAL_RANK used for "
+            "torch.cuda.set_device) and that no leftover process from a previous attempt still runs. Then lower the "
+            "peak: ZeRO-3 with CPU offload of parameters and optimizer, a smaller micro-batch, activation "
+            f"checkpointing, or 80 GB GPUs (p4de / p5){bigger}."
+        )
+    return head + (
+        " This process holds most of the memory: the model, optimizer state and activations do not fit this GPU. "
+        "Use ZeRO-3 with CPU offload of parameters and optimizer, a smaller micro-batch with gradient accumulation, "
+        "activation checkpointing, PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True against fragmentation, or 80 GB "
+        f"GPUs (p4de / p5){bigger}."
+    )
+
+
+def memory_pressure(view: View) -> str:
+    return (
+        f"DeepSpeed ZeRO-3 flushed the PyTorch allocator cache {view.get('flushes', 'several')} time(s) in one step"
+        f"{_times(view)}: GPU memory is nearly full and fragmentation forces it to free and re-allocate, which slows "
+        "training and is one step away from an OOM. Lower stage3_max_live_parameters / stage3_prefetch_bucket_size, "
+        "the micro-batch, enable activation checkpointing or CPU offload, or set "
+        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True. A rare flush is harmless; one every step is not."
+    )
+
+
+def rendezvous_failed(view: View) -> str:
+    target = f" {view.get('host')}:{view.get('port')}" if view.get("host") else ""
+    problem = f" ({view.get('problem') or view.get('error')})" if (view.get("problem") or view.get("error")) else ""
+    text = (
+        f"Workers could not reach the rendezvous master{target}{problem}. In a PyTorchJob MASTER_ADDR is the master "
+        "pod's Service (<job>-master-0); its DNS name resolves once the Service exists, and connections are refused "
+        "until the master process listens. Refusals while the master starts are normal for a while (the client "
+        "retries); if they persist the master pod is Pending (often waiting for a GPU node), crashed, or "
+        "MASTER_ADDR / MASTER_PORT are wrong."
+    )
+    if view.confidence == "low":
+        text += (
+            " Evidence is thin (a retry warning or a bare resolver error); collect next: the master pod's status "
+            "and log, kubectl get svc,endpoints for the job, and the worker's MASTER_ADDR / MASTER_PORT."
+        )
+    return text
+
+
+def terminated(view: View) -> str:
+    if view.get("reason") == "OOMKilled":
+        return (
+            "The kernel OOM killer ended the container: it exceeded its memory limit (host RAM, not GPU memory). "
+            "Data loader workers, pinned memory and CPU offload (ZeRO-Offload) all use host memory: raise the "
+            "container's memory request/limit or reduce them."
+        )
+    signal = view.get("signal", "a signal")
+    text = (
+        f"The training process was killed from outside ({signal}{', exit ' + view.get('exit_code') if view.get('exit_code') else ''})"
+        f"{_times(view)}. SIGTERM comes from the kubelet when the pod is deleted or evicted: Karpenter disruption, a "
+        "node drain or NotReady, a spot interruption, preemption, or the operator restarting the job; SIGKILL / 137 "
+        "from the kernel OOM killer or the end of the grace period. It is rarely the root cause: find who deleted "
+        "the pod (events on the pod and its node: Killing, Evicted, DisruptionTerminating, NodeNotReady)."
+    )
+    if "karpenter.disruption" in view.codes:
+        text += " Karpenter disrupted a node in the same text: that is the likely sender."
+    return text
+
+
+def not_ready(view: View) -> str:
+    if view.get("problem") == "UnauthorizedOperation":
+        return (
+            f"The VPC CNI (aws-node / ipamd) is not authorized to call EC2{' ' + view.get('operation') if view.get('operation') else ''}, "
+            "so it cannot assign pod IPs and the node stays NotReady ('cni plugin not initialized'). Attach "
+            "AmazonEKS_CNI_Policy to the node role (or the aws-node IRSA / Pod Identity role)."
+        )
+    condition = view.get("condition", "")
+    if condition:
+        return (
+            f"Node {view.get('node', '')} reported {condition}{_times(view)}. While a node is NotReady or under "
+            "pressure its pods are evicted or lose their network; training ranks on it vanish and the others fail. "
+            "Check kubectl describe node (conditions, kubelet messages), the aws-node and kube-proxy pods, and disk "
+            "usage (large images fill the root volume)."
+        )
+    return (
+        "The container network on a node is not ready (CNI not initialised). For a minute after start-up this is "
+        "normal; if it persists, the aws-node pod on the node is failing (IAM permissions, IP exhaustion)."
+    )
+
+
+def slow_pull(view: View) -> str:
+    size = f" ({view.get('image_size_gb')} GB)" if view.get("image_size_gb") else ""
+    waited = (
+        f", {view.get('including_waiting')} including waiting for other pulls"
+        if view.get("including_waiting") and view.get("including_waiting") != view.get("pulled_in")
+        else ""
+    )
+    return (
+        f"Pulling {view.get('image', 'the image')}{size} took {view.get('pulled_in', 'minutes')}{waited}: start-up "
+        "time is dominated by the image, and every new GPU node pays it again. Give the EC2NodeClass a faster root "
+        "volume (gp3 with more throughput and IOPS), pre-pull or cache the image (a custom AMI or a Bottlerocket "
+        "data-volume snapshot), use SOCI lazy loading, or slim the image."
+    )
+
+
+WRITERS: dict[str, Callable[[View], str]] = {
+    "scheduling.node_selector_mismatch": node_selector_mismatch,
+    "scheduling.untolerated_taint": untolerated_taint,
+    "scheduling.node_lifecycle_taint": node_lifecycle_taint,
+    "scheduling.insufficient_gpu": insufficient_gpu,
+    "scheduling.pod_affinity_unsatisfiable": pod_affinity_unsatisfiable,
+    "scheduling.volume_zone_conflict": volume_zone_conflict,
+    "scheduling.topology_spread": topology_spread,
+    "karpenter.no_instance_type": no_instance_type,
+    "karpenter.nodepool_limit_reached": nodepool_limit_reached,
+    "karpenter.insufficient_capacity": insufficient_capacity,
+    "karpenter.offering_unavailable_in_zone": offering_unavailable_in_zone,
+    "karpenter.quota_exceeded": quota_exceeded,
+    "karpenter.subnet_problem": subnet_problem,
+    "karpenter.node_registration_failed": node_registration_failed,
+    "karpenter.resource_not_registered": resource_not_registered,
+    "karpenter.disruption": disruption,
+    "gpu.unhealthy_device": unhealthy_device,
+    "gpu.xid_error": xid_error,
+    "gpu.device_plugin_missing": device_plugin_missing,
+    "efa.resource_unavailable": efa_resource_unavailable,
+    "efa.network_unreachable": network_unreachable,
+    "nccl.peer_unresponsive": peer_unresponsive,
+    "nccl.timeout": nccl_timeout,
+    "training.cuda_oom": cuda_oom,
+    "training.memory_pressure": memory_pressure,
+    "training.rendezvous_failed": rendezvous_failed,
+    "training.terminated": terminated,
+    "node.not_ready": not_ready,
+    "image.slow_pull": slow_pull,
+}
+
+
+def describe(view: View) -> str:
+    return WRITERS[view.code](view)

@@ -1,0 +1,36 @@
+import pytest
+
+from playbooks.remediations import InvalidRemediation, annotate_do_not_disrupt, merge_patch, nodepool_consolidation, parse
+from playbooks.validation import validate_patch
+
+NODEPOOL = {
+    "apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "gpu-training"},
+    "spec": {"template": {"spec": {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "gpu"},
+                                   "requirements": [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]}]}},
+             "disruption": {"consolidationPolicy": "WhenEmptyOrUnderutilized", "consolidateAfter": "0s"}},
+}
+
+
+def test_round_trip_from_untrusted_dict():
+    rem = annotate_do_not_disrupt(kind="pytorchjob", namespace="ml", name="llama", pods=["llama-master-0"])
+    assert parse({"kind": rem.kind, "target": rem.target, "params": rem.params}) == rem
+
+
+@pytest.mark.parametrize("raw", [
+    {"kind": "delete-everything", "target": "x", "params": {}},
+    {"kind": "annotate-do-not-disrupt", "target": "pod/ml/x", "params": {"kind": "pod", "namespace": "ml", "name": "X!"}},
+    {"kind": "annotate-do-not-disrupt", "target": "pod/other/x", "params": {"kind": "pod", "namespace": "ml", "name": "x"}},
+    {"kind": "nodepool-consolidation", "target": "nodepool/gpu", "params": {"nodepool": "gpu", "consolidationPolicy": "Sometimes", "consolidateAfter": "10m"}},
+    {"kind": "nodepool-consolidation", "target": "nodepool/gpu", "params": {"nodepool": "gpu", "consolidationPolicy": "WhenEmpty", "consolidateAfter": "10 minutes"}},
+    "not a dict",
+])
+def test_invalid_payloads_are_refused(raw):
+    with pytest.raises(InvalidRemediation):
+        parse(raw)
+
+
+def test_nodepool_patch_validates_against_the_crd():
+    rem = nodepool_consolidation(nodepool="gpu-training", consolidate_after="10m", budget_nodes="1")
+    patch = merge_patch(rem)
+    assert patch["spec"]["disruption"] == {"consolidationPolicy": "WhenEmpty", "consolidateAfter": "10m", "budgets": [{"nodes": "1"}]}
+    assert validate_patch(NODEPOOL, patch) == []

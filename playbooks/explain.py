@@ -26,6 +26,13 @@ _DIST_CONTEXT = ("init_process_group", "TCPStore", "rendezvous", "MASTER_ADDR", 
 _FAILED_SCHEDULING = ("FailedScheduling", "Unschedulable", "nodes are available")
 
 
+def _any_in(markers: tuple[str, ...], line: str) -> bool:
+    for marker in markers:
+        if marker in line:
+            return True
+    return False
+
+
 @dataclass
 class _Group:
     best: Signal
@@ -91,13 +98,13 @@ class _Scan:
         self.lines = lineno
         if _NOMINATED in line:
             self.nominated = True
-        if not self.dist_context and any(marker in line for marker in _DIST_CONTEXT):
+        if not self.dist_context and _any_in(_DIST_CONTEXT, line):
             self.dist_context = True
         if self.affinity.stage or "ffinity" in line:
             self.affinity.feed(lineno, line)
-        if not self.failed_scheduling and any(marker in line for marker in _FAILED_SCHEDULING):
+        if not self.failed_scheduling and _any_in(_FAILED_SCHEDULING, line):
             self.failed_scheduling = True
-        for signal in scan_line(line, source=f"{self.source} line {lineno}", lineno=lineno):
+        for signal in scan_line(line, source=self.source, lineno=lineno):
             group = self.groups.get(signal.code)
             if group is None:
                 group = self.groups[signal.code] = _Group(signal, signal.severity, signal.confidence)
@@ -164,7 +171,7 @@ def _finding(code: str, group: _Group, scan: _Scan, codes: frozenset[str], relat
         confidence=group.confidence,
         title=group.best.title,
         detail=describe(view),
-        evidence=[Evidence(source=s.source, text=s.line) for s in group.evidence],
+        evidence=[Evidence(source=f"{s.source} line {s.lineno}", text=s.line) for s in group.evidence],
         fix=render_fix(template_for(code), **fix_context(code, group.best.fields)),
     )
 
@@ -176,7 +183,7 @@ def _affinity_finding(scan: _Scan, codes: frozenset[str]) -> Finding:
         code=code,
         severity="error",
         confidence="medium",
-        title="Pods require affinity to their own job on kubernetes.io/hostname while they cannot be scheduled",
+        title="Pods require co-location on kubernetes.io/hostname (required pod affinity) and cannot be scheduled",
         detail=describe(view),
         evidence=[Evidence(source=f"{scan.source} line {n}", text=text) for n, text in scan.affinity.lines],
         fix=render_fix(template_for(code), key="kubernetes.io/hostname"),

@@ -52,11 +52,11 @@ def language_of(name: str) -> str:
     return _LANGUAGES.get(Path(stem).suffix, "text")
 
 
-def render_fix(name: str, **context: Any) -> Fix:
-    """Render template ``name`` (e.g. ``"toleration.yaml.j2"``) into a Fix."""
+def render_fix(template: str, /, **context: Any) -> Fix:
+    """Render ``template`` (e.g. ``"toleration.yaml.j2"``) into a Fix."""
     env = environment()
-    source, _, _ = env.loader.get_source(env, name)
+    source, _, _ = env.loader.get_source(env, template)
     match = _SUMMARY.match(source)
     summary = env.from_string(match.group("summary")).render(**context) if match else ""
-    snippet = env.get_template(name).render(**context).strip("\n") + "\n"
-    return Fix(summary=summary, snippet=snippet, language=language_of(name))
+    snippet = env.get_template(template).render(**context).strip("\n") + "\n"
+    return Fix(summary=summary, snippet=snippet, language=language_of(template))

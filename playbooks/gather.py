@@ -202,10 +202,26 @@ def _gather_karpenter(facts: Facts, *, gateway: Gateway) -> None:
             facts.gaps.append("Karpenter controller logs were not found (is Karpenter installed in the configured namespace?).")
         return
     facts.karpenter_source = f"karpenter log {source}"
-    keys = {p.name for p in facts.pods} | {n for n in facts.nodes} | set(facts.nodeclaims)
-    keys |= {np["metadata"]["name"] for np in _relevant_nodepools(facts)}
-    keys.discard("")
-    facts.karpenter_log = [line for line in text.splitlines() if any(k in line for k in keys)]
+    facts.karpenter_log = [line for line in text.splitlines() if _about(line, facts)]
+
+
+def _about(line: str, facts: Facts) -> bool:
+    """Whether a controller log line names this target's pods, nodes, NodeClaims or NodePools.
+
+    Pod names repeat across namespaces, so a pod counts only with its namespace on the same line;
+    NodePool names are short ("gpu"), so they must stand alone, not inside "nvidia.com/gpu".
+    """
+    for pod in facts.pods:
+        if pod.name in line and pod.namespace in line:
+            return True
+    for name in (*facts.nodes, *facts.nodeclaims):
+        if name and name in line:
+            return True
+    return any(_standalone(np["metadata"]["name"]).search(line) for np in _relevant_nodepools(facts))
+
+
+def _standalone(name: str) -> re.Pattern:
+    return re.compile(r"(?<![\w./-])" + re.escape(name) + r"(?![\w.-])")
 
 
 def _gather_device_plugins(facts: Facts, *, gateway: Gateway) -> None:
@@ -236,15 +252,35 @@ def _gather_ec2(facts: Facts, *, catalog: Catalog | None) -> Ec2Facts:
     if catalog is None:
         return Ec2Facts(unavailable="no EC2 catalogue configured")
     out = Ec2Facts(region=catalog.region)
+    wanted = {n for pod in facts.pending_pods() for n in considered_nodepools(pod, facts)}
+    if facts.target.kind == "nodepool":
+        wanted.add(facts.target.name)
     try:
-        for name, np in facts.nodepools.items():
-            out.candidates[name] = candidates_for(np, catalog=catalog)
+        for name in sorted(wanted & set(facts.nodepools)):
+            out.candidates[name] = candidates_for(facts.nodepools[name], catalog=catalog)
         names = sorted({t for c in out.candidates.values() for t in c})
         if names:
             out.zones = catalog.zones_offering(names)
     except FactsUnavailable as exc:
         return Ec2Facts(unavailable=str(exc), region=catalog.region)
     return out
+
+
+_NODEPOOL_NAMED = re.compile(r"""(?:nodepool "|NodePool=|provisioner ")(?P<name>[a-z0-9][-a-z0-9.]*)""")
+
+
+def considered_nodepools(pod: PodFacts, facts: Facts) -> list[str]:
+    """NodePools that could serve a pending pod: the one it selects, else those Karpenter's own
+    FailedScheduling events say it evaluated, else every NodePool."""
+    selected = ((pod.pod.get("spec") or {}).get("nodeSelector") or {}).get("karpenter.sh/nodepool")
+    if selected:
+        return [selected]
+    named: list[str] = []
+    for event in pod.events:
+        if event.get("reason") == "FailedScheduling":
+            named += [m.group("name") for m in _NODEPOOL_NAMED.finditer(event.get("message", ""))]
+    named = [n for n in dict.fromkeys(named) if n in facts.nodepools]
+    return named or sorted(facts.nodepools)
 
 
 def candidates_for(nodepool: dict, *, catalog: Catalog) -> dict[str, Any]:

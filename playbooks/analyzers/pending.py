@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from playbooks.analyzers import evidence as ev
 from playbooks.analyzers.fixes import owner_patch
 from playbooks.facts import Facts, PodFacts
+from playbooks.gather import considered_nodepools
 from playbooks.fixes import render_fix
 from playbooks.model import Evidence, Finding
 from playbooks.requirements import (
@@ -24,7 +25,6 @@ from playbooks.requirements import (
 GPU = "nvidia.com/gpu"
 EFA = "vpc.amazonaws.com/efa"
 ZONE = "topology.kubernetes.io/zone"
-STAGES = ("labels", "taints", "instance-types", "resources", "offerings", "limits", "ok")
 
 
 @dataclass
@@ -34,18 +34,23 @@ class Problem:
     detail: str
     evidence: list[Evidence] = field(default_factory=list)
     fix: object = None
+    weight: int = 1  # a NodePool with no GPU types at all is clearly not the one meant: weight 10
 
 
 @dataclass
 class Verdict:
     nodepool: str
-    stage: str
     problems: list[Problem] = field(default_factory=list)
-    verified: bool = True  # False: EC2 facts were missing, instance-type stages not checked
+    verified: bool = True  # False: EC2 facts were missing, instance-type checks not made
 
     @property
-    def depth(self) -> int:
-        return STAGES.index(self.stage)
+    def ok(self) -> bool:
+        return not self.problems
+
+    @property
+    def score(self) -> int:
+        """How far the NodePool is from serving the pod; the closest one is the pool that was meant."""
+        return sum(p.weight for p in self.problems)
 
 
 def analyze(facts: Facts):
@@ -68,7 +73,8 @@ def analyze(facts: Facts):
 
 
 def _verified_ok(pod: PodFacts, facts: Facts) -> bool:
-    return any(v.stage == "ok" and v.verified for v in (_evaluate(pod, np, facts) for np in facts.nodepools.values()))
+    names = [n for n in considered_nodepools(pod, facts) if n in facts.nodepools]
+    return any(v.ok and v.verified for v in (_evaluate(pod, facts.nodepools[n], facts) for n in names))
 
 
 def _shape(pod: PodFacts) -> tuple:
@@ -89,24 +95,17 @@ def _pending_pod(pod: PodFacts, facts: Facts):
             evidence=[ev.field(pod.ref, "spec.nodeSelector", pod.pod["spec"]["nodeSelector"]), *karpenter_evidence],
         )
         return
-    verdicts = [_evaluate(pod, np, facts) for np in facts.nodepools.values()]
-    if not verdicts:
-        return
-    if any(v.stage == "ok" for v in verdicts):
+    verdicts = [_evaluate(pod, facts.nodepools[name], facts) for name in considered_nodepools(pod, facts)]
+    if not verdicts or any(v.ok for v in verdicts):
         return  # some NodePool can launch a node for this pod: it is pending for another reason
-    pool = [v for v in verdicts if v.nodepool == selected] or _furthest(verdicts)
-    for verdict in pool:
+    best = min(v.score for v in verdicts)
+    for verdict in (v for v in verdicts if v.score == best):
         for problem in verdict.problems:
             yield Finding(
                 code=problem.code, severity="error", confidence="high" if verdict.verified else "medium",
                 title=problem.title, detail=problem.detail,
                 evidence=problem.evidence + karpenter_evidence, fix=problem.fix,
             )
-
-
-def _furthest(verdicts: list[Verdict]) -> list[Verdict]:
-    best = max(v.depth for v in verdicts)
-    return [v for v in verdicts if v.depth == best]
 
 
 def _karpenter_evidence(pod: PodFacts, facts: Facts) -> list[Evidence]:
@@ -121,26 +120,32 @@ def _karpenter_evidence(pod: PodFacts, facts: Facts) -> list[Evidence]:
 # -- evaluating one NodePool -----------------------------------------------------------------------
 
 def _evaluate(pod: PodFacts, nodepool: dict, facts: Facts) -> Verdict:
+    """Every reason this NodePool cannot serve the pod (not only the first), so pools can be compared."""
     name = nodepool["metadata"]["name"]
     np_reqs = nodepool_requirements(nodepool)
     auto = is_auto_mode(nodepool)
     pod_reqs = pod_requirements(pod.pod)
-    label_problems = [p for p in (_label_problem(pod, r, np_reqs, nodepool, auto) for r in pod_reqs) if p]
-    if label_problems:
-        return Verdict(name, "labels", label_problems)
+    problems = []
+    usable = []
+    for req in pod_reqs:
+        problem = _label_problem(pod, req, np_reqs, nodepool, auto)
+        if problem:
+            problem.weight = 2
+            problems.append(problem)
+        else:
+            usable.append(req)
     taint = _untolerated(pod, nodepool)
     if taint:
-        return Verdict(name, "taints", [taint])
-    if facts.ec2.unavailable is None and name in facts.ec2.candidates:
-        verdict = _instance_stages(pod, nodepool, pod_reqs, facts)
-        if verdict is not None:
-            return verdict
-        limit = _limit_problem(pod, nodepool, facts)
-        return Verdict(name, "limits", [limit]) if limit else Verdict(name, "ok")
+        problems.append(taint)
+    verified = facts.ec2.unavailable is None and name in facts.ec2.candidates
+    if verified:
+        problem = _instance_stages(pod, nodepool, usable, facts)
+        if problem:
+            problems.append(problem)
     limit = _limit_problem(pod, nodepool, facts)
     if limit:
-        return Verdict(name, "limits", [limit], verified=False)
-    return Verdict(name, "ok", verified=False)
+        problems.append(limit)
+    return Verdict(name, problems, verified=verified)
 
 
 def _label_problem(pod: PodFacts, req: Requirement, np_reqs: dict, nodepool: dict, auto: bool) -> Problem | None:
@@ -245,7 +250,7 @@ def _toleration_for(taint: dict) -> dict:
     return {"key": taint["key"], "operator": "Exists", "effect": taint["effect"]}
 
 
-def _instance_stages(pod: PodFacts, nodepool: dict, pod_reqs: list[Requirement], facts: Facts) -> Verdict | None:
+def _instance_stages(pod: PodFacts, nodepool: dict, pod_reqs: list[Requirement], facts: Facts) -> Problem | None:
     name = nodepool["metadata"]["name"]
     prefix = (AUTO_PREFIX if is_auto_mode(nodepool) else OSS_PREFIX).rstrip("/")
     allowed = facts.ec2.candidates.get(name, {})
@@ -253,11 +258,17 @@ def _instance_stages(pod: PodFacts, nodepool: dict, pod_reqs: list[Requirement],
                            [r.describe() for rs in nodepool_requirements(nodepool).values() for r in rs
                             if r.key != "karpenter.sh/nodepool"])
     if not allowed:
-        return Verdict(name, "instance-types", [Problem(
+        return Problem(
             "karpenter.no_instance_type", f"NodePool {name}'s requirements allow no EC2 instance type",
             f"Karpenter reports 'nodepool requirements filtered out all available instance types' for {name}.",
-            [np_evidence],
-        )])
+            [np_evidence], weight=10,
+        )
+    gpus, efas = pod.count(GPU), pod.count(EFA)
+    if gpus and not any(i.gpu_count for i in allowed.values()):
+        return Problem(
+            "karpenter.no_instance_type", f"NodePool {name} allows no GPU instance type, and {pod.name} asks for {gpus} {GPU}",
+            f"NodePool {name} allows only instance types without GPUs ({_list(allowed)}).", [np_evidence], weight=10,
+        )
     types = {t: i for t, i in allowed.items() if type_allowed(i.karpenter_labels(prefix), pod_reqs)}
     if not types:
         wanted = [r for r in pod_reqs if instance_derived(r.key, auto_mode=is_auto_mode(nodepool)) and r.key != ZONE]
@@ -271,18 +282,18 @@ def _instance_stages(pod: PodFacts, nodepool: dict, pod_reqs: list[Requirement],
             np_evidence=np_evidence,
         )
         problem.evidence.append(_ec2_evidence(allowed.values()))
-        return Verdict(name, "instance-types", [problem])
-    gpus, efas = pod.count(GPU), pod.count(EFA)
+        problem.weight = 2
+        return problem
     if efas and not any(i.efa_supported for i in types.values()):
-        return Verdict(name, "resources", [_efa_problem(pod, nodepool, types, facts)])
+        return _efa_problem(pod, nodepool, types, facts)
     fits = {t: i for t, i in types.items() if i.gpu_count >= gpus and (not efas or i.max_efa_interfaces >= efas)}
     if not fits:
-        return Verdict(name, "resources", [_too_big(pod, nodepool, types, gpus, efas)])
+        return _too_big(pod, nodepool, types, gpus, efas)
     zones = _allowed_zones(pod_reqs, nodepool)
     if zones:
         offered = {t: facts.ec2.zones.get(t, frozenset()) for t in fits}
         if not any(z & zones for z in offered.values()):
-            return Verdict(name, "offerings", [_offering_problem(pod, nodepool, offered, zones, facts)])
+            return _offering_problem(pod, nodepool, offered, zones, facts)
     return None
 
 

@@ -335,6 +335,11 @@ def disruption(view: View) -> str:
         "ranks lose a peer. Protect running jobs with the pod annotation karpenter.sh/do-not-disrupt: \"true\"; "
         "for training NodePools use consolidationPolicy: WhenEmpty with a consolidateAfter, or a disruption budget."
     )
+    if view.all("blocker") and {"Eviction"} & set(view.all("reason")):
+        text += (
+            " Karpenter also reported the disruption as blocked, yet a pod was evicted: expiry with a "
+            "terminationGracePeriod, a spot interruption or a manual drain bypasses do-not-disrupt."
+        )
     if "SpotInterrupted" in view.all("reason"):
         text += " A spot interruption cannot be blocked: use on-demand or reserved capacity for multi-node jobs, or checkpoint often."
     if {"training.terminated", "nccl.peer_unresponsive"} & view.codes:
@@ -607,5 +612,42 @@ WRITERS: dict[str, Callable[[View], str]] = {
 }
 
 
+# What to collect when a finding rests on thin evidence (confidence low).
+NEXT_STEPS: dict[str, str] = {
+    "scheduling.node_selector_mismatch": "the pod's nodeSelector / affinity (kubectl get pod -o yaml), the NodePools' requirements and template labels, and Karpenter's own FailedScheduling event for the pod",
+    "scheduling.untolerated_taint": "the taints of the candidate nodes (kubectl get nodes -o custom-columns=NAME:.metadata.name,TAINTS:.spec.taints) and the pod's tolerations",
+    "scheduling.node_lifecycle_taint": "the NodeClaims' age and conditions (kubectl get nodeclaims -o wide) a few minutes later",
+    "scheduling.insufficient_gpu": "kubectl describe node for the GPU nodes (capacity vs allocatable, allocated resources) and Karpenter's events for the pod",
+    "scheduling.pod_affinity_unsatisfiable": "the pod's affinity section and the labels of the pods it must co-locate with",
+    "scheduling.volume_zone_conflict": "the PersistentVolume's nodeAffinity zone and the zones the NodePool and EC2NodeClass subnets allow",
+    "scheduling.topology_spread": "the pod's topologySpreadConstraints and the zones Karpenter can launch GPU nodes in",
+    "karpenter.no_instance_type": "the pod's resource requests and the NodePool requirements (kubectl get nodepool -o yaml)",
+    "karpenter.nodepool_limit_reached": "the NodePool's spec.limits and status.resources",
+    "karpenter.insufficient_capacity": "Karpenter's launch errors over the last minutes for other offerings",
+    "karpenter.offering_unavailable_in_zone": "aws ec2 describe-instance-type-offerings for the instance type",
+    "karpenter.quota_exceeded": "the EC2 Service Quotas for the instance family",
+    "karpenter.subnet_problem": "the EC2NodeClass status.subnets and the subnets' free addresses",
+    "karpenter.node_registration_failed": "the NodeClaim's conditions and age, and the instance's console output",
+    "karpenter.resource_not_registered": "the device plugin DaemonSet's pods on the node and their logs",
+    "karpenter.disruption": "Karpenter's disruption logs and the nodes the job's pods ran on",
+    "gpu.unhealthy_device": "dmesg on the node (Xid errors) and the device plugin's log",
+    "gpu.xid_error": "dmesg on the node and nvidia-smi -q for the GPU",
+    "gpu.device_plugin_missing": "the device plugin's log and the node's capacity",
+    "efa.resource_unavailable": "the EFA device plugin's pods and the instance type's EFA support",
+    "efa.network_unreachable": "the node security group rules and the nodes' subnets",
+    "nccl.peer_unresponsive": "the logs and events of the job's other pods around the same time",
+    "nccl.timeout": "the logs of all ranks around the timeout and the events of the job's pods and nodes",
+    "training.cuda_oom": "nvidia-smi on the node while the job runs",
+    "training.memory_pressure": "how often the flushes repeat (every step or rarely)",
+    "training.rendezvous_failed": "the master pod's status and log, and the worker's MASTER_ADDR / MASTER_PORT",
+    "training.terminated": "the pod's and node's events around the termination",
+    "node.not_ready": "kubectl describe node (conditions) and the aws-node pod's log on the node",
+    "image.slow_pull": "the kubelet events of a few pods on fresh nodes",
+}
+
+
 def describe(view: View) -> str:
-    return WRITERS[view.code](view)
+    text = WRITERS[view.code](view)
+    if view.confidence == "low" and "collect next" not in text:
+        text += f" Evidence is thin (low confidence); collect next: {NEXT_STEPS[view.code]}."
+    return text

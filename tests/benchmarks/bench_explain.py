@@ -71,6 +71,7 @@ def main() -> None:
     parser.add_argument("--sizes", type=float, nargs=2, default=(5.0, 50.0), metavar=("SMALL_MB", "LARGE_MB"))
     args = parser.parse_args()
     small, large = args.sizes
+    explain_text(mixed_log(0.5))  # warm-up: template environment, caches
     t_small, t_large = bench(small), bench(large)
     print(f"time ratio {large:g} MB / {small:g} MB: {t_large / t_small:.1f}x (size ratio {large / small:.1f}x)")
 

@@ -299,3 +299,26 @@ def _as_pod(fragment: dict[str, Any]) -> dict[str, Any]:
         spec = dict(fragment)
     spec["containers"] = [container]
     return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
+
+
+def test_every_low_confidence_finding_says_what_to_collect() -> None:
+    from playbooks.signatures.details import NEXT_STEPS
+
+    assert set(NEXT_STEPS) == set(CODES)
+    text = "\n".join(line for _, line, _ in LINES)
+    for finding in explain_text(text).findings:
+        if finding.confidence == "low":
+            assert "collect next" in finding.detail, finding.code
+
+
+def test_blocked_disruption_followed_by_an_eviction() -> None:
+    text = "\n".join(
+        [
+            'Normal  DisruptionBlocked  5m  karpenter  Cannot disrupt Node: pod "default/llama-3-8b-node-0-0" has "karpenter.sh/do-not-disrupt" annotation',
+            "Normal  Evicted  40s  karpenter  Evicted pod",
+        ]
+    )
+    (finding,) = explain_text(text).findings
+    assert finding.code == "karpenter.disruption"
+    assert "bypasses do-not-disrupt" in finding.detail
+    assert explain_text(text.splitlines()[0]).findings == []  # blocked alone is protection working

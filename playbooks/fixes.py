@@ -21,8 +21,15 @@ _SUMMARY = re.compile(r"^\{#\s*summary:\s*(?P<summary>.*?)\s*#\}\s*\n", re.S)
 _LANGUAGES = {".yaml": "yaml", ".json": "json", ".sh": "shell", ".txt": "text"}
 
 
+class _PlainDumper(yaml.SafeDumper):
+    """No &anchors / *aliases: a snippet that repeats a block (Master and Worker) spells it out twice."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
 def _to_yaml(value: Any, indent: int = 0) -> str:
-    text = yaml.safe_dump(value, default_flow_style=False, sort_keys=False).rstrip("\n")
+    text = yaml.dump(value, Dumper=_PlainDumper, default_flow_style=False, sort_keys=False).rstrip("\n")
     pad = " " * indent
     return "\n".join(pad + line if i else line for i, line in enumerate(text.splitlines()))
 

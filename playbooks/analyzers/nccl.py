@@ -8,7 +8,12 @@ from __future__ import annotations
 from playbooks.analyzers.disruption import disrupted_nodes
 from playbooks.analyzers.scan import signals
 from playbooks.facts import Facts, PodFacts
+from playbooks.fixes import render_fix
+from playbooks.gather import BATCH_JOB_LABELS, KUBEFLOW_JOB_LABEL
 from playbooks.model import Evidence, Finding
+
+
+JOB_LABELS = (KUBEFLOW_JOB_LABEL, *BATCH_JOB_LABELS)
 
 
 def analyze(facts: Facts):
@@ -34,8 +39,12 @@ def analyze(facts: Facts):
                   f"pod of the job shows why it died; collect the other ranks' previous logs "
                   f"(kubectl logs --previous), their events and their nodes' events.")
         confidence = "medium"
+    selector = next((f"{k}={pod.labels[k]}" for k in JOB_LABELS if pod.labels.get(k)), f"job-name={pod.name}")
+    peer = dead[0][0] if dead else None
+    fix = render_fix("nccl_peer.sh.j2", namespace=pod.namespace, selector=selector,
+                     peer=peer.name if peer else None, peer_node=peer.node_name if peer else None)
     yield Finding(
-        code="nccl.peer_unresponsive", severity="error", confidence=confidence,
+        code="nccl.peer_unresponsive", severity="error", confidence=confidence, fix=fix,
         title=f"{pod.name}: NCCL peer stopped answering (OFI 4126 handshake failed)"
               + (f" after {dead[0][0].name} died" if dead else ""),
         detail=detail, evidence=evidence,

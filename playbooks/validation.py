@@ -80,10 +80,13 @@ def validate_patch(live: dict, patch: Any, *, strict: bool = False) -> list[str]
 
 
 def merge_patch(target: Any, patch: Any) -> Any:
-    """RFC 7386: mappings merge recursively, ``null`` deletes a key, anything else replaces."""
+    """RFC 7386: mappings merge recursively, ``null`` deletes a key, anything else replaces.
+
+    Never mutates ``target``: containers along patched paths are new, untouched branches are shared.
+    """
     if not isinstance(patch, dict):
         return copy.deepcopy(patch)
-    result = copy.deepcopy(target) if isinstance(target, dict) else {}
+    result = dict(target) if isinstance(target, dict) else {}
     for key, value in patch.items():
         if value is None:
             result.pop(key, None)

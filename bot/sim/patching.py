@@ -1,13 +1,15 @@
 """Merge patch (RFC 7386) and JSON patch (RFC 6902), applied without mutating their input.
 
-Stored objects share sub-dicts (see scale.py), so every function here builds new containers along
-the paths it changes and leaves everything else shared.
+Stored objects share sub-dicts (see scale.py), so nothing here mutates its input: a merge patch
+copies the object it patches, a JSON patch rebuilds the containers along the paths it changes.
 """
 
 from __future__ import annotations
 
 import copy
 from typing import Any
+
+from playbooks.validation import merge_patch as _merge_patch
 
 
 class PatchError(ValueError):
@@ -31,18 +33,8 @@ STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
 PATCH_TYPES = (MERGE_PATCH, STRATEGIC_MERGE_PATCH, JSON_PATCH)
 
-
-def merge_patch(target: Any, patch: Any) -> Any:
-    """RFC 7386: objects merge key by key, null deletes, anything else replaces."""
-    if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    result = dict(target) if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            result.pop(key, None)
-        else:
-            result[key] = merge_patch(result.get(key), value)
-    return result
+# One RFC 7386 implementation for the simulator and for validating fix snippets.
+merge_patch = _merge_patch
 
 
 def _unescape_token(token: str) -> str:

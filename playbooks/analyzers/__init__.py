@@ -7,7 +7,7 @@ from playbooks.registry import Registry
 
 
 def register_all(registry: Registry) -> None:
-    from playbooks.analyzers import affinity, disruption, gpu, nccl, pending, signals, training
+    from playbooks.analyzers import affinity, disruption, gpu, nccl, nodes, pending, signals, training
 
     registry.register("pending", pending.analyze)
     registry.register("pod-affinity", affinity.analyze)
@@ -18,4 +18,6 @@ def register_all(registry: Registry) -> None:
     registry.register("gpu-plugin-missing", gpu.analyze_plugin_missing)
     registry.register("cuda-oom", training.analyze_oom)
     registry.register("terminated", training.analyze_terminated)
+    registry.register("node-not-ready", nodes.analyze_not_ready)
+    registry.register("nodepool", nodes.analyze_nodepool)
     registry.register("signals", signals.analyze)

@@ -44,6 +44,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("question")
     cluster_options(p)
 
+    for name, what in (("nodes", "GPU nodes: allocatable vs capacity, unhealthy GPUs, NotReady"),
+                       ("nodepools", "GPU NodePools: usage vs limits, consolidation policy, budgets")):
+        p = sub.add_parser(name, help=what)
+        p.add_argument("--context", help="kubeconfig context (cluster) to use")
+        p.add_argument("--kubeconfig", help="kubeconfig file (default: KUBECONFIG or ~/.kube/config)")
+        p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("serve", help="run the Slack bot (Socket Mode or HTTP, from the environment)")
+
     p = sub.add_parser("explain", help="diagnose a pasted log or describe output (FILE, or - for stdin)")
     p.add_argument("file", nargs="?", default="-")
     p.add_argument("--json", action="store_true")
@@ -97,6 +106,12 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         return _ask(args, settings)
     if args.command == "explain":
         return _explain(args, settings)
+    if args.command in ("nodes", "nodepools"):
+        return _fleet(args, settings)
+    if args.command == "serve":
+        from bot.serve import run
+
+        return run(settings)
     if args.command == "sim":
         from bot import sim_cli
 
@@ -151,6 +166,29 @@ def _ask(args: argparse.Namespace, settings: Settings) -> int:
         _print(diagnosis, as_json=args.json)
     finally:
         service.close()
+    return EXIT_OK
+
+
+def _fleet(args: argparse.Namespace, settings: Settings) -> int:
+    import dataclasses
+
+    from bot.render import terminal_fleet
+    from bot.service import DiagnosisService
+    from bot.targets import validate_context
+
+    if args.context:
+        validate_context(args.context)
+    service = DiagnosisService(settings)
+    try:
+        report = service.nodes(context=args.context) if args.command == "nodes" else service.nodepools(context=args.context)
+    finally:
+        service.close()
+    if args.json:
+        print(json.dumps(dataclasses.asdict(report), indent=2))
+    elif args.command == "nodes":
+        sys.stdout.write(terminal_fleet.render_nodes(report))
+    else:
+        sys.stdout.write(terminal_fleet.render_nodepools(report))
     return EXIT_OK
 
 

@@ -6,6 +6,7 @@ the engine, and converts engine lookups that failed into errors that say what to
 from __future__ import annotations
 
 import threading
+from typing import Callable
 
 from bot.errors import NotFoundError, UserError
 from bot.gateway import ClusterGateway, connect
@@ -16,7 +17,8 @@ from bot.textinput import decode_log
 from playbooks.engine import NamespaceNotFound, TargetNotFound, diagnose
 from playbooks.explain import explain_text
 from playbooks.gather import KUBEFLOW_JOB_LABEL, Limits
-from playbooks.model import Diagnosis
+from playbooks.fleet import NodePoolsReport, NodesReport, nodepools_report, nodes_report
+from playbooks.model import Diagnosis, Target
 from playbooks.registry import Registry, default_registry
 
 
@@ -40,12 +42,15 @@ class DiagnosisService:
         endpoint = gateway.info.ec2_endpoint or self.settings.ec2_endpoint
         return catalog_for(region=region, endpoint_url=endpoint, timeout=self.settings.request_timeout)
 
-    def diagnose(self, target_text: str, *, namespace: str | None = None, context: str | None = None) -> Diagnosis:
+    def diagnose(self, target_text: str, *, namespace: str | None = None, context: str | None = None,
+                 on_resolved: Callable[[Target], None] | None = None,
+                 progress: Callable[[str], None] | None = None) -> Diagnosis:
         target = parse_target(target_text, namespace=namespace or self.settings.namespace)
         gateway = self.gateway(context)
         limits = Limits(max_pods=self.settings.max_pods_per_job)
         try:
-            return diagnose(target, gateway=gateway, catalog=self.catalog(gateway), registry=self.registry, limits=limits)
+            return diagnose(target, gateway=gateway, catalog=self.catalog(gateway), registry=self.registry,
+                            limits=limits, on_resolved=on_resolved, progress=progress)
         except NamespaceNotFound as exc:
             raise UserError(f"{exc} Pass -n with an existing namespace.") from None
         except TargetNotFound as exc:
@@ -60,6 +65,15 @@ class DiagnosisService:
             job = labels.get(KUBEFLOW_JOB_LABEL) or labels.get("batch.kubernetes.io/job-name") or labels.get("job-name")
             names.append(job or f"pod/{pod['metadata']['name']}")
         return list(dict.fromkeys(names))
+
+    def nodes(self, *, context: str | None = None) -> NodesReport:
+        gateway = self.gateway(context)
+        nodes, more = gateway.gpu_nodes(max_items=500)
+        return nodes_report(nodes, cluster=gateway.name, more=more)
+
+    def nodepools(self, *, context: str | None = None) -> NodePoolsReport:
+        gateway = self.gateway(context)
+        return nodepools_report(gateway.list_nodepools(), cluster=gateway.name)
 
     def explain(self, data: bytes, *, source: str = "pasted text") -> Diagnosis:
         text = decode_log(data, max_bytes=self.settings.explain_max_bytes)

@@ -32,7 +32,26 @@ class Settings:
     ec2_endpoint: str | None = None
     # `explain` input bound.
     explain_max_bytes: int = 64 * 1024 * 1024
-    extra: Mapping[str, str] = field(default_factory=dict)
+    # Slack: Socket Mode needs the app token; HTTP mode needs the signing secret.
+    slack_bot_token: str | None = None
+    slack_app_token: str | None = None
+    slack_signing_secret: str | None = None
+    slack_api_url: str = "https://slack.com/api/"
+    slack_mode: str = "http"
+    http_port: int = 3000
+    # channel ID -> default namespace for /gpu commands in that channel
+    channel_namespaces: Mapping[str, str] = field(default_factory=dict)
+    # Seconds between in-place progress updates of a running diagnosis.
+    progress_interval: float = 1.0
+
+    def require_slack(self) -> None:
+        """Fail at start-up, naming the variable, rather than on the first Slack request."""
+        if not self.slack_bot_token:
+            raise SettingsError("SLACK_BOT_TOKEN is not set: copy the Bot User OAuth Token (xoxb-...) of the app")
+        if self.slack_mode == "socket" and not self.slack_app_token:
+            raise SettingsError("GPUBOT_SLACK_MODE=socket needs SLACK_APP_TOKEN (an xapp-... token with connections:write)")
+        if self.slack_mode == "http" and not self.slack_signing_secret:
+            raise SettingsError("HTTP mode needs SLACK_SIGNING_SECRET (Basic Information > App Credentials)")
 
 
 def _float(env: Mapping[str, str], name: str, default: float) -> float:
@@ -61,8 +80,28 @@ def _int(env: Mapping[str, str], name: str, default: int, *, minimum: int = 0) -
     return value
 
 
+def _channel_namespaces(raw: str | None) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in (raw or "").split(","):
+        if not item.strip():
+            continue
+        channel, sep, namespace = item.strip().partition("=")
+        if not sep or not channel or not namespace:
+            raise SettingsError(f"GPUBOT_CHANNEL_NAMESPACES items look like C0123ABC=ml-training, got {item.strip()!r}")
+        out[channel.strip()] = namespace.strip()
+    return out
+
+
+def _slack_mode(env: Mapping[str, str]) -> str:
+    mode = (env.get("GPUBOT_SLACK_MODE") or ("socket" if env.get("SLACK_APP_TOKEN") else "http")).lower()
+    if mode not in ("socket", "http"):
+        raise SettingsError(f"GPUBOT_SLACK_MODE must be socket or http, got {mode!r}")
+    return mode
+
+
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     env = os.environ if env is None else env
+    api_url = env.get("SLACK_API_URL") or "https://slack.com/api/"
     return Settings(
         kubeconfig=env.get("KUBECONFIG") or None,
         context=env.get("GPUBOT_CONTEXT") or None,
@@ -78,4 +117,12 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         aws_region=env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or None,
         ec2_endpoint=env.get("AWS_ENDPOINT_URL_EC2") or env.get("AWS_ENDPOINT_URL") or None,
         explain_max_bytes=_int(env, "GPUBOT_EXPLAIN_MAX_BYTES", 64 * 1024 * 1024, minimum=1),
+        slack_bot_token=env.get("SLACK_BOT_TOKEN") or None,
+        slack_app_token=env.get("SLACK_APP_TOKEN") or None,
+        slack_signing_secret=env.get("SLACK_SIGNING_SECRET") or None,
+        slack_api_url=api_url if api_url.endswith("/") else api_url + "/",
+        slack_mode=_slack_mode(env),
+        http_port=_int(env, "GPUBOT_HTTP_PORT", 3000, minimum=0),
+        channel_namespaces=_channel_namespaces(env.get("GPUBOT_CHANNEL_NAMESPACES")),
+        progress_interval=_float(env, "GPUBOT_PROGRESS_INTERVAL", 1.0),
     )

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import replace
-from typing import Protocol
+from typing import Callable, Protocol
 
 from playbooks.codes import precedence
 from playbooks.facts import Facts
@@ -33,17 +33,27 @@ class ResolvingGateway(Gateway, Protocol):
     def pending_pods(self, namespace: str, *, max_items: int = 50) -> list[dict]: ...
 
 
+Progress = Callable[[str], None]
+
+
 def diagnose(target: Target, *, gateway: ResolvingGateway, catalog: Catalog | None, registry: Registry,
-             limits: Limits = Limits()) -> Diagnosis:
+             limits: Limits = Limits(), on_resolved: Callable[[Target], None] | None = None,
+             progress: Progress | None = None) -> Diagnosis:
+    """``on_resolved`` hears the target once it is known to exist (kind resolved); ``progress`` hears
+    each gathering step, so a chat surface can say what is happening during a long diagnosis."""
     target, obj = resolve(target, gateway=gateway)
+    if on_resolved is not None:
+        on_resolved(target)
     facts = gather(
         target,
         owner=obj if target.kind in ("pytorchjob", "job") else None,
         pod=obj if target.kind == "pod" else None,
         node=obj if target.kind == "node" else None,
         nodepool=obj if target.kind == "nodepool" else None,
-        gateway=gateway, catalog=catalog, limits=limits,
+        gateway=gateway, catalog=catalog, limits=limits, progress=progress,
     )
+    if progress is not None:
+        progress("analyzing")
     return analyze(facts, registry=registry)
 
 

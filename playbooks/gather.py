@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 from playbooks.facts import Ec2Facts, Facts, FactsUnavailable, PodFacts
 from playbooks.model import Target
@@ -53,9 +53,12 @@ class Limits:
 
 
 def gather(target: Target, *, owner: dict | None, pod: dict | None, node: dict | None, nodepool: dict | None,
-           gateway: Gateway, catalog: Catalog | None, limits: Limits = Limits()) -> Facts:
+           gateway: Gateway, catalog: Catalog | None, limits: Limits = Limits(),
+           progress: Callable[[str], None] | None = None) -> Facts:
     """Collect facts for an already-resolved target (the engine fetched the named object)."""
+    step = progress or (lambda _: None)
     facts = Facts(target=target, cluster=gateway.name)
+    step("reading pods and events")
     pods: list[dict] = []
     if target.kind in ("pytorchjob", "job") and owner is not None:
         facts.owner, facts.owner_kind = owner, target.kind
@@ -73,14 +76,17 @@ def gather(target: Target, *, owner: dict | None, pod: dict | None, node: dict |
     for raw in _pick(pods, limits.max_pods):
         facts.pods.append(_pod_facts(raw, gateway=gateway, limits=limits))
 
+    step("reading nodes and NodePools")
     _gather_nodes(facts, gateway=gateway)
     for np in gateway.list_nodepools():
         facts.nodepools[np["metadata"]["name"]] = np
     _gather_nodeclaims(facts, gateway=gateway)
     _gather_nodeclasses(facts, gateway=gateway)
+    step("reading the Karpenter controller log")
     _gather_karpenter(facts, gateway=gateway)
     _gather_device_plugins(facts, gateway=gateway)
     if facts.pending_pods() or target.kind == "nodepool":
+        step("checking instance types and zone offerings with EC2")
         facts.ec2 = _gather_ec2(facts, catalog=catalog)
     if facts.ec2.unavailable:
         facts.gaps.append(

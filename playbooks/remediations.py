@@ -21,8 +21,10 @@ class InvalidRemediation(ValueError):
     pass
 
 
-def annotate_do_not_disrupt(*, kind: str, namespace: str, name: str, pods: list[str] | None = None) -> Remediation:
-    params = {"kind": kind, "namespace": namespace, "name": name, "pods": sorted(pods or [])}
+def annotate_do_not_disrupt(*, kind: str, namespace: str, name: str) -> Remediation:
+    """Annotate the workload's pod template and, when applied, its running pods (found by the job's
+    label at that time, so the proposal stays small enough for a Slack button)."""
+    params = {"kind": kind, "namespace": namespace, "name": name}
     return parse({"kind": "annotate-do-not-disrupt", "target": f"{kind}/{namespace}/{name}", "params": params})
 
 
@@ -45,11 +47,8 @@ def parse(raw: dict[str, Any]) -> Remediation:
         _check_name(params.get("name"), "name")
         if params.get("kind") not in WORKLOAD_KINDS:
             raise InvalidRemediation(f"kind must be one of {', '.join(WORKLOAD_KINDS)}")
-        pods = params.get("pods", [])
-        if not isinstance(pods, list) or len(pods) > 512:
-            raise InvalidRemediation("pods must be a list of at most 512 names")
-        for pod in pods:
-            _check_name(pod, "pod name")
+        if set(params) - {"kind", "namespace", "name"}:
+            raise InvalidRemediation(f"unexpected params {sorted(set(params) - {'kind', 'namespace', 'name'})}")
         expected = f"{params['kind']}/{params['namespace']}/{params['name']}"
     elif kind == "nodepool-consolidation":
         _check_name(params.get("nodepool"), "nodepool")
@@ -57,6 +56,8 @@ def parse(raw: dict[str, Any]) -> Remediation:
             raise InvalidRemediation(f"consolidationPolicy must be one of {', '.join(POLICIES)}")
         if not isinstance(params.get("consolidateAfter"), str) or not _DURATION.match(params["consolidateAfter"]) or not params["consolidateAfter"]:
             raise InvalidRemediation("consolidateAfter must be a duration such as 10m or Never")
+        if set(params) - {"nodepool", "consolidationPolicy", "consolidateAfter", "budgetNodes"}:
+            raise InvalidRemediation("unexpected params for nodepool-consolidation")
         budget = params.get("budgetNodes")
         if budget is not None and not re.match(r"^((100|[0-9]{1,2})%|[0-9]+)$", str(budget)):
             raise InvalidRemediation("budgetNodes must be a count or a percentage")

@@ -269,6 +269,23 @@ class ClusterGateway:
         container = "controller" if "controller" in containers else (containers[0] if containers else None)
         return self.pod_log(ns, name, container=container, previous=False), f"{ns}/{name}"
 
+    def gpu_nodes(self, *, max_items: int = 500) -> tuple[list[dict], int]:
+        """GPU nodes by the labels Karpenter (or Auto Mode, or GPU feature discovery) puts on them,
+        capped at ``max_items``; the second value counts nodes left out."""
+        found: dict[str, dict] = {}
+        more = 0
+        for selector in ("karpenter.k8s.aws/instance-gpu-count", "eks.amazonaws.com/instance-gpu-count",
+                         "nvidia.com/gpu.present=true"):
+            try:
+                body = self._json(self.core.list_node, label_selector=selector, limit=max_items)
+            except ApiException as exc:
+                raise _api_error(self.name, exc) from None
+            for node in body.get("items") or []:
+                found.setdefault(node["metadata"]["name"], node)
+            more = max(more, int((body.get("metadata") or {}).get("remainingItemCount") or 0))
+        nodes = list(found.values())
+        return nodes[:max_items], more + max(len(nodes) - max_items, 0)
+
     def device_plugin_daemonsets(self) -> list[dict]:
         # DaemonSets are few (one per add-on), whatever the number of nodes.
         items = self._list(self.apps.list_daemon_set_for_all_namespaces, max_items=300)

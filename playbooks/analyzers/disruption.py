@@ -55,8 +55,7 @@ def analyze(facts: Facts):
     protected = [p for p in victims if p.annotations.get(DO_NOT_DISRUPT) == "true"]
     remediations = []
     if len(protected) < len(victims):
-        remediations.append(annotate_do_not_disrupt(kind=kind, namespace=first.namespace, name=owner_name,
-                                                    pods=[p.name for p in facts.pods]))
+        remediations.append(annotate_do_not_disrupt(kind=kind, namespace=first.namespace, name=owner_name))
     np_name = (nodepool or {}).get("metadata", {}).get("name")
     if np_name and policy != "WhenEmpty":
         remediations.append(nodepool_consolidation(nodepool=np_name, consolidate_after="10m"))

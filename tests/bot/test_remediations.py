@@ -12,7 +12,7 @@ NODEPOOL = {
 
 
 def test_round_trip_from_untrusted_dict():
-    rem = annotate_do_not_disrupt(kind="pytorchjob", namespace="ml", name="llama", pods=["llama-master-0"])
+    rem = annotate_do_not_disrupt(kind="pytorchjob", namespace="ml", name="llama")
     assert parse({"kind": rem.kind, "target": rem.target, "params": rem.params}) == rem
 
 
@@ -23,6 +23,7 @@ def test_round_trip_from_untrusted_dict():
     {"kind": "nodepool-consolidation", "target": "nodepool/gpu", "params": {"nodepool": "gpu", "consolidationPolicy": "Sometimes", "consolidateAfter": "10m"}},
     {"kind": "nodepool-consolidation", "target": "nodepool/gpu", "params": {"nodepool": "gpu", "consolidationPolicy": "WhenEmpty", "consolidateAfter": "10 minutes"}},
     "not a dict",
+    {"kind": "annotate-do-not-disrupt", "target": "pod/ml/x", "params": {"kind": "pod", "namespace": "ml", "name": "x", "extra": "y"}},
 ])
 def test_invalid_payloads_are_refused(raw):
     with pytest.raises(InvalidRemediation):

@@ -47,9 +47,12 @@ class TargetRef:
     def from_dict(cls, raw: object) -> "TargetRef":
         if not isinstance(raw, dict) or raw.get("k") not in KINDS:
             raise PayloadError("this button's target is not valid")
-        name = validate_name(str(raw.get("n", "")))
-        ns = validate_namespace(raw["ns"]) if raw.get("ns") is not None else None
-        cluster = validate_context(raw["c"]) if raw.get("c") is not None else None
+        try:
+            name = validate_name(str(raw.get("n", "")))
+            ns = validate_namespace(str(raw["ns"])) if raw.get("ns") is not None else None
+            cluster = validate_context(str(raw["c"])) if raw.get("c") is not None else None
+        except UserError as exc:
+            raise PayloadError(f"this button's target is not valid: {exc}") from None
         return cls(kind=raw["k"], name=name, namespace=ns, cluster=cluster)
 
 

@@ -1,0 +1,38 @@
+"""The Slack app factory: one Bolt App wired to the diagnosis service and the listeners."""
+from __future__ import annotations
+
+import logging
+from concurrent.futures import ThreadPoolExecutor
+
+from slack_bolt import App
+from slack_sdk import WebClient
+
+from bot.service import DiagnosisService
+from bot.settings import Settings
+from handlers import register_listeners
+from handlers.deps import Deps
+
+log = logging.getLogger(__name__)
+
+
+def create_app(settings: Settings, *, service: DiagnosisService | None = None) -> App:
+    settings.require_slack()
+    client = WebClient(token=settings.slack_bot_token, base_url=settings.slack_api_url, timeout=10)
+    app = App(
+        client=client,
+        signing_secret=settings.slack_signing_secret or "socket-mode",
+        # Diagnoses run in lazy listeners on this pool; acks never wait for them.
+        listener_executor=ThreadPoolExecutor(max_workers=16, thread_name_prefix="gpubot-listener"),
+        # Bolt verifies the token with auth.test at start-up: a wrong token fails fast, not on first use.
+        token_verification_enabled=True,
+        request_verification_enabled=settings.slack_mode == "http",
+    )
+    deps = Deps(service=service or DiagnosisService(settings), settings=settings)
+    register_listeners(app, deps)
+
+    @app.error
+    def on_error(error, body, logger):
+        # Errors that escaped a listener's own handling (Bolt already answered Slack's request).
+        logger.exception("unhandled error in a Slack listener: %s", error)
+
+    return app

@@ -1,0 +1,16 @@
+"""Slack Block Kit renderers: one module per block kind, each output within Slack's limits
+(``limits.check`` validates a message the way Slack would)."""
+from bot.render.blocks.approval import approval_preview_blocks
+from bot.render.blocks.diagnosis import diagnosis_blocks, diagnosis_text
+from bot.render.blocks.fleet import nodepools_blocks, nodes_blocks
+from bot.render.blocks.help import help_blocks
+from bot.render.blocks.limits import check, check_modal
+from bot.render.blocks.modal import explain_modal
+from bot.render.blocks.status import error_blocks, progress_blocks
+from bot.render.blocks.thread import evidence_blocks, evidence_messages
+
+__all__ = [
+    "approval_preview_blocks", "check", "check_modal", "diagnosis_blocks", "diagnosis_text", "error_blocks",
+    "evidence_blocks", "evidence_messages", "explain_modal", "help_blocks", "nodepools_blocks", "nodes_blocks",
+    "progress_blocks",
+]

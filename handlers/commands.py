@@ -1,0 +1,59 @@
+"""``/gpu``: acknowledged at once (bad input answered in the ack itself), the work done lazily."""
+from __future__ import annotations
+
+from slack_bolt import App
+
+from bot.commands import GpuCommand, parse_command
+from bot.errors import GpubotError, UserError
+from bot.render.blocks import error_blocks, explain_modal, help_blocks, nodepools_blocks, nodes_blocks
+from handlers import flows
+from handlers.deps import Deps
+from handlers.guard import guarded
+from handlers.reply import Reply
+
+
+def register(app: App, deps: Deps) -> None:
+    def ack_gpu(ack, command):
+        try:
+            parsed = parse_command(command.get("text", ""))
+        except UserError as exc:
+            ack(text=str(exc), blocks=error_blocks(str(exc)), response_type="ephemeral")
+            return
+        if parsed.action == "help":
+            ack(text="gpubot: /gpu why-pending <job>, diagnose <target>, explain, nodes, nodepools",
+                blocks=help_blocks(), response_type="ephemeral")
+            return
+        ack()
+
+    @guarded
+    def run_gpu(command, client, respond, body):
+        try:
+            parsed = parse_command(command.get("text", ""))
+        except UserError:
+            return  # already answered in the ack
+        channel, user = command["channel_id"], command["user_id"]
+        reply = Reply(client=client, channel=channel, user=user, respond=respond)
+        if parsed.action in ("why-pending", "diagnose"):
+            flows.run_diagnosis(reply, deps, target=parsed.target, namespace=deps.namespace_for(channel, parsed.namespace),
+                                cluster=parsed.cluster)
+        elif parsed.action == "explain":
+            if parsed.text:
+                flows.explain(reply, deps, text=parsed.text, private=False)
+            else:
+                client.views_open(trigger_id=body["trigger_id"], view=explain_modal(channel_id=channel))
+        elif parsed.action in ("nodes", "nodepools"):
+            _fleet(reply, deps, parsed)
+
+    app.command("/gpu")(ack=ack_gpu, lazy=[run_gpu])
+
+
+def _fleet(reply: Reply, deps: Deps, parsed: GpuCommand) -> None:
+    try:
+        if parsed.action == "nodes":
+            report = deps.service.nodes(context=parsed.cluster)
+            reply.post(text=f"GPU nodes in {report.cluster}", blocks=nodes_blocks(report))
+        else:
+            report = deps.service.nodepools(context=parsed.cluster)
+            reply.post(text=f"GPU NodePools in {report.cluster}", blocks=nodepools_blocks(report))
+    except GpubotError as exc:
+        reply.private(text=str(exc), blocks=error_blocks(str(exc)))

@@ -1,0 +1,67 @@
+"""``@gpubot`` mentions and direct messages in plain words, answered in a thread; a log pasted in
+one of the bot's threads (or a DM) is explained."""
+from __future__ import annotations
+
+import re
+
+from slack_bolt import App
+
+from bot.intent import parse_question
+from bot.render.blocks import help_blocks
+from handlers import flows
+from handlers.deps import Deps
+from handlers.guard import guarded
+from handlers.reply import Reply
+
+_MENTION = re.compile(r"<@[A-Z0-9]+(\|[^>]*)?>")
+
+
+def looks_like_log(text: str) -> bool:
+    """Pasted output rather than a question: a code block, or several lines of it."""
+    return "```" in text or text.count("\n") >= 3
+
+
+def register(app: App, deps: Deps) -> None:
+    @guarded
+    def on_mention(event, client):
+        _answer(event, client, deps)
+
+    @guarded
+    def on_message(event, client):
+        if event.get("bot_id") or event.get("subtype"):
+            return  # our own posts, edits, joins: not questions
+        channel, thread = event.get("channel"), event.get("thread_ts")
+        in_our_thread = thread is not None and (channel, thread) in deps.threads
+        if event.get("channel_type") == "im" or in_our_thread:
+            if in_our_thread and not looks_like_log(event.get("text", "")):
+                return  # conversation in the thread, not for us
+            _answer(event, client, deps)
+
+    app.event("app_mention")(ack=lambda ack: ack(), lazy=[on_mention])
+    app.event("message")(ack=lambda ack: ack(), lazy=[on_message])
+
+
+def _answer(event: dict, client, deps: Deps) -> None:
+    text = _MENTION.sub("", event.get("text", "")).strip()
+    channel = event["channel"]
+    thread = event.get("thread_ts") or event["ts"]
+    deps.threads.put((channel, thread), True)
+    reply = Reply(client=client, channel=channel, user=event.get("user"), thread_ts=thread)
+    if looks_like_log(text):
+        flows.explain(reply, deps, text=text.replace("```", ""), private=False)
+        return
+    intent = parse_question(text)
+    if intent.target is None:
+        pending = _pending_hint(deps, channel, intent.namespace)
+        reply.post(text="Which job should I look at?" + pending, blocks=help_blocks(prefix="Which job should I look at?" + pending))
+        return
+    flows.run_diagnosis(reply, deps, target=intent.target, namespace=deps.namespace_for(channel, intent.namespace), cluster=None)
+
+
+def _pending_hint(deps: Deps, channel: str, namespace: str | None) -> str:
+    ns = deps.namespace_for(channel, namespace)
+    try:
+        pending = deps.service.pending_jobs(namespace=ns)
+    except Exception:  # noqa: BLE001 - a hint only; the cluster's trouble shows on the next question
+        return ""
+    return f" Pending in {ns}: {', '.join(pending[:10])}." if pending else f" Nothing is pending in {ns}."

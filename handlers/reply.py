@@ -1,0 +1,66 @@
+"""Where the answers to one interaction go: a message in the channel or thread, updated in place,
+and private (ephemeral) notes to the person who asked. Falls back to the command's response_url when
+the bot is not a member of the channel."""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Callable
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+
+log = logging.getLogger(__name__)
+_NOT_MEMBER = ("not_in_channel", "channel_not_found", "is_archived")
+
+
+@dataclass
+class Reply:
+    client: WebClient
+    channel: str
+    user: str | None = None
+    thread_ts: str | None = None
+    respond: Callable | None = None  # Bolt's respond(), for slash commands
+    ts: str | None = None  # the message being updated in place
+    via_response_url: bool = False
+
+    def post(self, *, text: str, blocks: list[dict]) -> None:
+        try:
+            result = self.client.chat_postMessage(channel=self.channel, thread_ts=self.thread_ts, text=text, blocks=blocks)
+            self.ts = result["ts"]
+        except SlackApiError as exc:
+            if self.respond is None or exc.response.get("error") not in _NOT_MEMBER:
+                raise
+            self.via_response_url = True
+            self.respond(text=text, blocks=blocks, response_type="ephemeral")
+
+    def update(self, *, text: str, blocks: list[dict]) -> None:
+        if self.via_response_url:
+            self.respond(text=text, blocks=blocks, response_type="ephemeral", replace_original=True)
+        elif self.ts is None:
+            self.post(text=text, blocks=blocks)
+        else:
+            self.client.chat_update(channel=self.channel, ts=self.ts, text=text, blocks=blocks)
+
+    def private(self, *, text: str, blocks: list[dict]) -> None:
+        """A note only the asker sees (in the thread when there is one)."""
+        if self.respond is not None and (self.via_response_url or self.user is None):
+            self.respond(text=text, blocks=blocks, response_type="ephemeral")
+            return
+        try:
+            self.client.chat_postEphemeral(channel=self.channel, user=self.user, thread_ts=self.thread_ts,
+                                           text=text, blocks=blocks)
+        except SlackApiError as exc:
+            log.info("ephemeral message failed (%s); answering another way", exc.response.get("error"))
+            if self.respond is not None:
+                self.respond(text=text, blocks=blocks, response_type="ephemeral")
+            elif self.user:
+                self.client.chat_postMessage(channel=self.user, text=text, blocks=blocks)  # a direct message
+            else:
+                raise
+
+    def withdraw(self) -> None:
+        """Remove the in-progress message (its target turned out not to exist)."""
+        if self.ts is not None and not self.via_response_url:
+            self.client.chat_delete(channel=self.channel, ts=self.ts)
+            self.ts = None

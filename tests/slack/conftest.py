@@ -1,0 +1,66 @@
+"""The Slack app in HTTP mode against the fake Slack Web API and the simulated cluster, all over
+real HTTP on loopback: signed requests in, Web API calls out."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import pytest
+
+from bot.app import create_app
+from bot.http_server import SlackHttpServer
+from bot.settings import load_settings
+from tests.conftest import SIM_ENV
+from tests.fakes import workspace as ws
+from tests.fakes.block_kit_limits import problems
+from tests.fakes.signing import SlackRequests
+from tests.fakes.slack_api import FakeSlack
+
+
+@dataclass
+class Bot:
+    slack: FakeSlack
+    send: SlackRequests
+    server: SlackHttpServer
+
+    def command(self, text: str, **kwargs):
+        """A /gpu command whose response_url points at the fake (not hooks.slack.com)."""
+        kwargs.setdefault("response_url", self.slack.response_url())
+        return self.send.slash_command(text, **kwargs)
+
+    def final_update(self, *, contains: str, timeout: float = 20):
+        """The chat.update that replaced a progress message with a result containing ``contains``."""
+        calls = self.slack.wait_for("chat.update", timeout=timeout,
+                                    predicate=lambda c: contains in json.dumps(c.args.get("blocks")))
+        return calls[-1]
+
+
+def bot_env(sim, slack: FakeSlack, **extra) -> dict[str, str]:
+    return {"KUBECONFIG": str(sim.kubeconfig), "SLACK_BOT_TOKEN": ws.BOT_TOKEN, "SLACK_SIGNING_SECRET": ws.SIGNING_SECRET,
+            "SLACK_API_URL": slack.url, "GPUBOT_SLACK_MODE": "http", "GPUBOT_PROGRESS_INTERVAL": "0.05",
+            "GPUBOT_CHANNEL_NAMESPACES": "C0T5=t5-fsdp", **SIM_ENV, **extra}
+
+
+@pytest.fixture(scope="module")
+def bot(seed_sim):
+    with pytest.MonkeyPatch.context() as mp, FakeSlack() as slack:
+        for key, value in SIM_ENV.items():
+            mp.setenv(key, value)  # boto3 reads credentials from the environment
+        app = create_app(load_settings(bot_env(seed_sim, slack)))
+        server = SlackHttpServer(app, host="127.0.0.1", port=0).start()
+        try:
+            yield Bot(slack, SlackRequests(f"http://127.0.0.1:{server.port}", secret=ws.SIGNING_SECRET), server)
+        finally:
+            server.stop()
+
+
+@pytest.fixture
+def slack_bot(bot):
+    bot.slack.reset()
+    return bot
+
+
+def assert_valid_blocks(call) -> None:
+    blocks = call.args.get("blocks")
+    assert blocks, call.args
+    assert problems(blocks) == []

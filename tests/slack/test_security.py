@@ -1,0 +1,55 @@
+"""HTTP mode refuses what Slack did not send: forged, unsigned, stale and replayed requests."""
+from __future__ import annotations
+
+import time
+
+from tests.fakes import workspace as ws
+from tests.fakes.signing import sign
+
+
+def _body():
+    return b"token=x&team_id=T0001&channel_id=C0TRAIN&user_id=U0ALICE&command=%2Fgpu&text=nodes&trigger_id=1.2.3"
+
+
+def test_forged_signature(slack_bot):
+    headers = sign(_body(), secret="not-the-secret")
+    headers["Content-Type"] = "application/x-www-form-urlencoded"
+    assert slack_bot.send.raw(_body(), headers).status == 401
+
+
+def test_unsigned(slack_bot):
+    assert slack_bot.send.raw(_body(), {"Content-Type": "application/x-www-form-urlencoded"}).status == 401
+
+
+def test_stale(slack_bot):
+    headers = sign(_body(), secret=ws.SIGNING_SECRET, timestamp=int(time.time()) - 600)
+    headers["Content-Type"] = "application/x-www-form-urlencoded"
+    assert slack_bot.send.raw(_body(), headers).status == 401
+
+
+def test_replayed(slack_bot):
+    headers = sign(_body(), secret=ws.SIGNING_SECRET)
+    headers["Content-Type"] = "application/x-www-form-urlencoded"
+    assert slack_bot.send.raw(_body(), headers).status == 200
+    assert slack_bot.send.raw(_body(), headers).status == 401
+    slack_bot.slack.wait_for("chat.postMessage", count=1)
+    time.sleep(0.3)
+    assert len(slack_bot.slack.calls("chat.postMessage")) == 1  # the replay did nothing
+
+
+def test_url_verification(slack_bot):
+    reply = slack_bot.send.url_verification("3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P")
+    assert reply.status == 200 and "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P" in reply.body
+
+
+def test_oversized_body(slack_bot):
+    body = b"x" * (2 * 1024 * 1024)
+    headers = sign(body, secret=ws.SIGNING_SECRET)
+    assert slack_bot.send.raw(body, headers).status == 413
+
+
+def test_health(slack_bot):
+    import urllib.request
+
+    with urllib.request.urlopen(f"http://127.0.0.1:{slack_bot.server.port}/healthz") as r:
+        assert r.status == 200

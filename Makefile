@@ -27,10 +27,12 @@ demo: install
 
 test: install-dev
 	$(BIN)/python -m pytest -q
+	$(BIN)/python tests/benchmarks/bench_ack.py
 
 bench: install-dev
 	$(BIN)/python tests/benchmarks/bench_explain.py
 	$(BIN)/python tests/benchmarks/bench_diagnose.py
+	$(BIN)/python tests/benchmarks/bench_ack.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info

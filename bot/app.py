@@ -21,7 +21,10 @@ def create_app(settings: Settings, *, service: DiagnosisService | None = None) -
     app = App(
         client=client,
         signing_secret=settings.slack_signing_secret or "socket-mode",
-        # Diagnoses run in lazy listeners on this pool; acks never wait for them.
+        # Acks run in the request's own thread and answer at once; only the lazy work (diagnoses) goes
+        # to this pool. Were acks queued on the pool too, a burst of slow diagnoses would hold them
+        # past Slack's 3 s (measured: tests/benchmarks/bench_ack.py).
+        process_before_response=True,
         listener_executor=ThreadPoolExecutor(max_workers=16, thread_name_prefix="gpubot-listener"),
         # Bolt verifies the token with auth.test at start-up: a wrong token fails fast, not on first use.
         token_verification_enabled=True,

@@ -84,10 +84,15 @@ def make_handler(app: App, guard: ReplayGuard) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+class _Server(ThreadingHTTPServer):
+    # Python's default backlog of 5 resets connections when Slack sends a burst of requests.
+    request_queue_size = 128
+    daemon_threads = True
+
+
 class SlackHttpServer:
     def __init__(self, app: App, *, host: str = "0.0.0.0", port: int = 3000) -> None:
-        self._server = ThreadingHTTPServer((host, port), make_handler(app, ReplayGuard()))
-        self._server.daemon_threads = True
+        self._server = _Server((host, port), make_handler(app, ReplayGuard()))
         self._thread: threading.Thread | None = None
 
     @property

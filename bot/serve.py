@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import sys
 import threading
@@ -17,11 +18,8 @@ def run(settings: Settings) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     app = create_app(settings)
     if settings.slack_mode == "socket":
-        from slack_bolt.adapter.socket_mode import SocketModeHandler
-
-        handler = SocketModeHandler(app, settings.slack_app_token)
         log.info("gpubot: connecting to Slack in Socket Mode")
-        handler.start()
+        socket_mode_handler(app, settings).start()
         return 0
     from bot.http_server import SlackHttpServer
 
@@ -32,5 +30,16 @@ def run(settings: Settings) -> int:
     server.start()
     print(f"gpubot: listening for Slack on http://0.0.0.0:{server.port}/slack/events", file=sys.stderr, flush=True)
     stop.wait()
+    log.info("gpubot: stopping; diagnoses in progress are abandoned (Slack users can press Re-run)")
     server.stop()
-    return 0
+    sys.stdout.flush()
+    # Lazy listeners run on non-daemon pool threads; waiting for a queue of diagnoses would delay a
+    # rolling update by minutes. Requests already acknowledged are safe to drop.
+    os._exit(0)
+
+
+def socket_mode_handler(app, settings: Settings):
+    """Bolt's Socket Mode handler; it opens the connection through app.client, so SLACK_API_URL applies."""
+    from slack_bolt.adapter.socket_mode import SocketModeHandler
+
+    return SocketModeHandler(app, settings.slack_app_token)

@@ -106,6 +106,7 @@ class Ec2Catalog:
         self._types: dict[str, tuple[float, InstanceTypeInfo | None]] = {}
         self._patterns: dict[tuple[str, ...], tuple[float, tuple[str, ...]]] = {}
         self._offerings: dict[str, tuple[float, frozenset[str]]] = {}
+        self._flights: dict[tuple[str, ...], threading.Lock] = {}
         self._unavailable: str | None = None if region else "no AWS region is configured (set AWS_REGION)"
         self.calls = 0
 
@@ -163,6 +164,16 @@ class Ec2Catalog:
     def matching(self, patterns: Iterable[str]) -> dict[str, InstanceTypeInfo]:
         """Facts for every type matching EC2 wildcard patterns such as ``p4d.*`` or ``g*``."""
         key = tuple(sorted(set(patterns)))
+        # One caller fetches a pattern while concurrent callers wait for its answer: a burst of
+        # diagnoses after start-up must not each page through every instance type.
+        with self._flight(key):
+            return self._matching(key)
+
+    def _flight(self, key: tuple[str, ...]) -> threading.Lock:
+        with self._lock:
+            return self._flights.setdefault(key, threading.Lock())
+
+    def _matching(self, key: tuple[str, ...]) -> dict[str, InstanceTypeInfo]:
         with self._lock:
             hit = self._patterns.get(key)
         if hit and self._fresh(hit[0]):

@@ -41,6 +41,7 @@ def _fault_response(fault: Fault) -> api.Response:
 
 
 class _HTTPServer(ThreadingHTTPServer):
+    request_queue_size = 128  # bursts from concurrent diagnoses; the default backlog (5) resets them
     daemon_threads = True
     allow_reuse_address = True
 

@@ -61,6 +61,10 @@ class _Recorder:
             self.changed.notify_all()
 
 
+class _BurstServer(ThreadingHTTPServer):
+    request_queue_size = 128  # a burst of concurrent bot calls must not be reset (default backlog: 5)
+
+
 class FakeSlack:
     """The Web API at ``.url`` (``http://127.0.0.1:<port>/api/``), response URLs under ``/response/``."""
 
@@ -78,7 +82,7 @@ class FakeSlack:
 
     # -- lifecycle -----------------------------------------------------------------------------
     def start(self) -> FakeSlack:
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._server = _BurstServer(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
                                         name="fake-slack", daemon=True)

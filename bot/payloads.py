@@ -17,6 +17,8 @@ from playbooks.remediations import InvalidRemediation, parse
 ACTION_RERUN = "gpubot.rerun"
 ACTION_EVIDENCE = "gpubot.show_evidence"
 ACTION_APPROVAL = "gpubot.request_approval"
+ACTION_ACKNOWLEDGE = "gpubot.incident_acknowledge"
+ACTION_RESOLVE = "gpubot.incident_resolve"
 MAX_VALUE = 2000
 
 
@@ -125,3 +127,14 @@ def decode_approval(value: str) -> ApprovalRequest:
     if not isinstance(code, str) or len(code) > 64:
         raise PayloadError("this button's value is not valid")
     return ApprovalRequest(remediation=remediation, target=TargetRef.from_dict(raw.get("t")), code=code)
+
+
+def encode_incident(incident_id: int) -> str:
+    return _dump({"incident": int(incident_id)})
+
+
+def decode_incident(value: str) -> int:
+    raw = _load(value).get("incident")
+    if not isinstance(raw, int) or isinstance(raw, bool) or not 0 < raw < 2**31:
+        raise PayloadError("this button's incident is not valid")
+    return raw

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Mapping
 
@@ -43,6 +44,8 @@ class Settings:
     channel_namespaces: Mapping[str, str] = field(default_factory=dict)
     # Seconds between in-place progress updates of a running diagnosis.
     progress_interval: float = 1.0
+    # Incident store: SQLite file by default, postgresql+psycopg://... in production.
+    database_url: str = ""
 
     def require_slack(self) -> None:
         """Fail at start-up, naming the variable, rather than on the first Slack request."""
@@ -125,4 +128,10 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         http_port=_int(env, "GPUBOT_HTTP_PORT", 3000, minimum=0),
         channel_namespaces=_channel_namespaces(env.get("GPUBOT_CHANNEL_NAMESPACES")),
         progress_interval=_float(env, "GPUBOT_PROGRESS_INTERVAL", 1.0),
+        database_url=env.get("GPUBOT_DATABASE_URL") or _default_database(env),
     )
+
+
+def _default_database(env: Mapping[str, str]) -> str:
+    state = Path(env.get("XDG_STATE_HOME") or Path(env.get("HOME") or Path.home()) / ".local" / "state") / "gpubot"
+    return f"sqlite:///{state / 'gpubot.db'}"

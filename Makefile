@@ -25,8 +25,10 @@ install-dev: $(VENV)/.installed-dev
 demo: install
 	$(BIN)/gpubot demo
 
+# pytest runs with a throwaway PostgreSQL server (installed with apt if missing, removed afterwards)
+# so the store tests cover SQLite and PostgreSQL; GPUBOT_TEST_POSTGRES_URL set = use that server.
 test: install-dev
-	$(BIN)/python -m pytest -q
+	bash scripts/with-postgres.sh $(BIN)/python -m pytest -q
 	$(BIN)/python tests/benchmarks/bench_ack.py
 
 bench: install-dev

@@ -9,6 +9,7 @@ from slack_sdk import WebClient
 
 from bot.service import DiagnosisService
 from bot.settings import Settings
+from bot.store import IncidentStore, check_current, make_engine
 from handlers import register_listeners
 from handlers.deps import Deps
 
@@ -17,6 +18,8 @@ log = logging.getLogger(__name__)
 
 def create_app(settings: Settings, *, service: DiagnosisService | None = None) -> App:
     settings.require_slack()
+    engine = make_engine(settings.database_url)
+    check_current(engine)  # refuse to start on a schema that is behind: `gpubot db upgrade` first
     client = WebClient(token=settings.slack_bot_token, base_url=settings.slack_api_url, timeout=10)
     app = App(
         client=client,
@@ -30,7 +33,7 @@ def create_app(settings: Settings, *, service: DiagnosisService | None = None) -
         token_verification_enabled=True,
         request_verification_enabled=settings.slack_mode == "http",
     )
-    deps = Deps(service=service or DiagnosisService(settings), settings=settings)
+    deps = Deps(service=service or DiagnosisService(settings), settings=settings, store=IncidentStore(engine))
     register_listeners(app, deps)
 
     @app.error

@@ -38,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("diagnose", help="diagnose a pod, job, pytorchjob, node or nodepool")
     p.add_argument("target", help="pod/NAME, job/NAME, pytorchjob/NAME, node/NAME, nodepool/NAME or a bare name")
+    p.add_argument("--record", action="store_true", help="record the diagnosis as an incident (GPUBOT_DATABASE_URL)")
     cluster_options(p)
 
     p = sub.add_parser("ask", help='ask in plain words: gpubot ask "why is my job llama-3-8b pending?"')
@@ -68,6 +69,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--kubeconfig-out", type=Path, help="write the kubeconfig here once serving")
     p.add_argument("--scale", help="add a synthetic cluster, e.g. nodes=5000,pods=100000")
     p.add_argument("--no-ec2", action="store_true", help="do not start the simulated EC2 API")
+
+    from bot import store_cli
+
+    store_cli.add_parsers(sub)
 
     p = sub.add_parser("demo", help="diagnose every seed incident on the simulated cluster")
     p.add_argument("--json", action="store_true")
@@ -108,6 +113,10 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         return _explain(args, settings)
     if args.command in ("nodes", "nodepools"):
         return _fleet(args, settings)
+    if args.command in ("db", "incidents"):
+        from bot import store_cli
+
+        return store_cli.run_db(args, settings) if args.command == "db" else store_cli.run_incidents(args, settings)
     if args.command == "serve":
         from bot.serve import run
 
@@ -133,12 +142,38 @@ def _print(diagnosis, *, as_json: bool) -> None:
 def _diagnose(args: argparse.Namespace, settings: Settings, target: str) -> int:
     from bot.service import DiagnosisService
 
+    store = None
+    if args.record:
+        from bot.store_cli import open_store
+
+        store = open_store(settings)  # refuse before diagnosing when the schema is behind
     service = DiagnosisService(settings)
     try:
-        _print(service.diagnose(target, namespace=args.namespace, context=args.context), as_json=args.json)
+        diagnosis = service.diagnose(target, namespace=args.namespace, context=args.context)
     finally:
         service.close()
+    _print(diagnosis, as_json=args.json)
+    if store is not None:
+        _record(store, diagnosis)
     return EXIT_OK
+
+
+def _record(store, diagnosis) -> None:
+    import getpass
+
+    from bot.store import StoreUnavailable
+
+    try:
+        recorded = store.record_diagnosis(diagnosis, actor=f"cli:{getpass.getuser()}", source="cli")
+    except StoreUnavailable as exc:
+        print(f"gpubot: not recorded: {exc}", file=sys.stderr)
+        return
+    if recorded is None:
+        print("gpubot: nothing above info: not recorded", file=sys.stderr)
+    else:
+        i, h = recorded.incident, recorded.history
+        state = "new incident" if recorded.created else f"seen {h.seen_this_week} times this week"
+        print(f"gpubot: recorded as incident #{i.id} ({state})", file=sys.stderr)
 
 
 def _ask(args: argparse.Namespace, settings: Settings) -> int:

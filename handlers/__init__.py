@@ -7,9 +7,10 @@ from handlers.deps import Deps
 
 
 def register_listeners(app: App, deps: Deps) -> None:
-    from handlers import actions, commands, mentions, views
+    from handlers import actions, commands, incidents, mentions, views
 
     commands.register(app, deps)
     mentions.register(app, deps)
     actions.register(app, deps)
     views.register(app, deps)
+    incidents.register(app, deps)

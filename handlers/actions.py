@@ -18,7 +18,7 @@ from handlers.reply import Reply
 from playbooks.remediations import merge_patch
 
 
-def _reply(body: dict, client) -> Reply:
+def reply_for(body: dict, client) -> Reply:
     container = body.get("container") or {}
     message = body.get("message") or {}
     channel = container.get("channel_id") or (body.get("channel") or {}).get("id")
@@ -34,7 +34,7 @@ def _value(body: dict) -> str:
 def register(app: App, deps: Deps) -> None:
     @guarded
     def rerun(body, client):
-        reply = _reply(body, client)
+        reply = reply_for(body, client)
         try:
             ref = decode_target(_value(body))
         except UserError as exc:
@@ -44,7 +44,7 @@ def register(app: App, deps: Deps) -> None:
 
     @guarded
     def show_evidence(body, client):
-        reply = _reply(body, client)
+        reply = reply_for(body, client)
         try:
             ref = decode_evidence(_value(body))
             diagnosis = deps.diagnoses.get(encode_target(ref.target)) or deps.service.diagnose(
@@ -62,7 +62,7 @@ def register(app: App, deps: Deps) -> None:
 
     @guarded
     def request_approval(body, client):
-        reply = _reply(body, client)
+        reply = reply_for(body, client)
         try:
             request = decode_approval(_value(body))
         except UserError as exc:

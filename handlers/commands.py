@@ -5,7 +5,9 @@ from slack_bolt import App
 
 from bot.commands import GpuCommand, parse_command
 from bot.errors import GpubotError, UserError
-from bot.render.blocks import error_blocks, explain_modal, help_blocks, nodepools_blocks, nodes_blocks
+from bot.render.blocks import (
+    error_blocks, explain_modal, help_blocks, incident_detail_blocks, incident_list_blocks, nodepools_blocks, nodes_blocks,
+)
 from handlers import flows
 from handlers.deps import Deps
 from handlers.guard import guarded
@@ -43,6 +45,8 @@ def register(app: App, deps: Deps) -> None:
                 client.views_open(trigger_id=body["trigger_id"], view=explain_modal(channel_id=channel))
         elif parsed.action in ("nodes", "nodepools"):
             _fleet(reply, deps, parsed)
+        elif parsed.action in ("incidents", "incident"):
+            _incidents(reply, deps, parsed)
 
     app.command("/gpu")(ack=ack_gpu, lazy=[run_gpu])
 
@@ -55,5 +59,22 @@ def _fleet(reply: Reply, deps: Deps, parsed: GpuCommand) -> None:
         else:
             report = deps.service.nodepools(context=parsed.cluster)
             reply.post(text=f"GPU NodePools in {report.cluster}", blocks=nodepools_blocks(report))
+    except GpubotError as exc:
+        reply.private(text=str(exc), blocks=error_blocks(str(exc)))
+
+
+def _incidents(reply: Reply, deps: Deps, parsed: GpuCommand) -> None:
+    from bot.store_cli import parse_since
+
+    try:
+        if deps.store is None:
+            raise UserError("incidents are not recorded in this installation")
+        if parsed.action == "incident":
+            detail = deps.store.get(parsed.incident_id)
+            reply.post(text=f"Incident #{detail.incident.id}: {detail.incident.title}", blocks=incident_detail_blocks(detail))
+        else:
+            incidents = deps.store.list(status=parsed.status, since=parse_since(parsed.since), limit=200)
+            title = f"{'Open' if parsed.status == 'open' else 'All'} incidents" + (f" (last {parsed.since})" if parsed.since else "")
+            reply.post(text=title, blocks=incident_list_blocks(incidents, title=title))
     except GpubotError as exc:
         reply.private(text=str(exc), blocks=error_blocks(str(exc)))

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from bot.recent import Recent
 from bot.service import DiagnosisService
 from bot.settings import Settings
+from bot.store import IncidentStore
 from playbooks.model import Diagnosis
 
 
@@ -13,6 +14,7 @@ from playbooks.model import Diagnosis
 class Deps:
     service: DiagnosisService
     settings: Settings
+    store: IncidentStore | None = None
     # (channel, thread ts) of threads the bot answered in: a log pasted there gets explained.
     threads: Recent[bool] = field(default_factory=lambda: Recent(2000))
     # target key -> its latest diagnosis, for "Show evidence" without a second run.

@@ -7,8 +7,11 @@ import time
 from bot.errors import GpubotError, NotFoundError
 from bot.payloads import TargetRef, encode_target
 from bot.render.blocks import diagnosis_blocks, diagnosis_text, error_blocks, progress_blocks
+from handlers import recording
 from handlers.deps import Deps
 from handlers.reply import Reply
+
+MAX_BLOCKS = 50
 
 
 def run_diagnosis(reply: Reply, deps: Deps, *, target: str, namespace: str | None, cluster: str | None) -> None:
@@ -46,7 +49,19 @@ def run_diagnosis(reply: Reply, deps: Deps, *, target: str, namespace: str | Non
         reply.update(text=str(exc), blocks=error_blocks(str(exc)))
         return
     deps.diagnoses.put(encode_target(TargetRef.of(diagnosis)), diagnosis)
-    reply.update(text=diagnosis_text(diagnosis), blocks=diagnosis_blocks(diagnosis))
+    actor = reply.user or "unknown"
+    recorded, failure = recording.record(deps, diagnosis, actor=actor)
+    reply.update(text=diagnosis_text(diagnosis), blocks=_fit(diagnosis, recording.note(recorded, failure)))
+    recording.link_thread(deps, reply, recorded, actor=actor, summary=diagnosis.summary)
+
+
+def _fit(diagnosis, extra: list[dict]) -> list[dict]:
+    """The diagnosis plus the incident note, within Slack's 50 blocks (fewer findings if need be)."""
+    for max_findings in (5, 4, 3, 2, 1):
+        blocks = diagnosis_blocks(diagnosis, max_findings=max_findings) + extra
+        if len(blocks) <= MAX_BLOCKS:
+            return blocks
+    return diagnosis_blocks(diagnosis, max_findings=1)
 
 
 def explain(reply: Reply, deps: Deps, *, text: str, private: bool) -> None:

@@ -2,6 +2,8 @@
 to run the ``gpubot`` CLI in-process against it."""
 from __future__ import annotations
 
+pytest_plugins = ["tests.store_fixtures", "tests.pg_fixtures"]
+
 import contextlib
 import io
 import os

@@ -35,6 +35,16 @@ class Bot:
         return calls[-1]
 
 
+def migrated_sqlite(path) -> str:
+    from bot.store import make_engine, migrate
+
+    url = f"sqlite:///{path}"
+    engine = make_engine(url)
+    migrate.upgrade(engine)
+    engine.dispose()
+    return url
+
+
 def bot_env(sim, slack: FakeSlack, **extra) -> dict[str, str]:
     return {"KUBECONFIG": str(sim.kubeconfig), "SLACK_BOT_TOKEN": ws.BOT_TOKEN, "SLACK_SIGNING_SECRET": ws.SIGNING_SECRET,
             "SLACK_API_URL": slack.url, "GPUBOT_SLACK_MODE": "http", "GPUBOT_PROGRESS_INTERVAL": "0.05",
@@ -42,11 +52,12 @@ def bot_env(sim, slack: FakeSlack, **extra) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def bot(seed_sim):
+def bot(seed_sim, tmp_path_factory):
+    database = migrated_sqlite(tmp_path_factory.mktemp("store") / "gpubot.db")
     with pytest.MonkeyPatch.context() as mp, FakeSlack() as slack:
         for key, value in SIM_ENV.items():
             mp.setenv(key, value)  # boto3 reads credentials from the environment
-        app = create_app(load_settings(bot_env(seed_sim, slack)))
+        app = create_app(load_settings(bot_env(seed_sim, slack, GPUBOT_DATABASE_URL=database)))
         server = SlackHttpServer(app, host="127.0.0.1", port=0).start()
         try:
             yield Bot(slack, SlackRequests(f"http://127.0.0.1:{server.port}", secret=ws.SIGNING_SECRET), server)

@@ -33,7 +33,7 @@ def test_unknown_job_gets_a_private_note_with_close_matches(slack_bot):
     assert note.args["user"] == "U0ALICE"
     assert "Did you mean: pytorch-dist-job" in note.args["text"]
     deleted = slack_bot.slack.wait_for("chat.delete")[0]
-    posted = slack_bot.slack.calls("chat.postMessage")[0]
+    posted = next(c for c in slack_bot.slack.calls("chat.postMessage") if "pytorch-dist-jbo" in c.args["text"])
     assert deleted.args["ts"] == posted.response["ts"]  # the public progress message is withdrawn
 
 
@@ -110,14 +110,15 @@ def test_unreachable_cluster_is_one_line(seed_sim, tmp_path, monkeypatch):
     from bot.sim.kubeconfig import write_kubeconfig
     from tests.fakes.signing import SlackRequests
     from tests.fakes.slack_api import FakeSlack
-    from tests.slack.conftest import bot_env
+    from tests.slack.conftest import bot_env, migrated_sqlite
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     write_kubeconfig(tmp_path / "kc", server_url=f"http://127.0.0.1:{port}", context="prod-east")
     with FakeSlack() as slack:
-        settings = load_settings(bot_env(seed_sim, slack, KUBECONFIG=str(tmp_path / "kc"), GPUBOT_MAX_RETRIES="0"))
+        settings = load_settings(bot_env(seed_sim, slack, KUBECONFIG=str(tmp_path / "kc"), GPUBOT_MAX_RETRIES="0",
+                                         GPUBOT_DATABASE_URL=migrated_sqlite(tmp_path / "db.sqlite")))
         server = SlackHttpServer(create_app(settings), host="127.0.0.1", port=0).start()
         try:
             send = SlackRequests(f"http://127.0.0.1:{server.port}", secret=ws.SIGNING_SECRET)

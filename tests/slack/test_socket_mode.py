@@ -9,14 +9,15 @@ from bot.settings import load_settings
 from tests.fakes import payloads
 from tests.fakes import workspace as ws
 from tests.fakes.slack_api import FakeSlack
-from tests.slack.conftest import bot_env
+from tests.slack.conftest import bot_env, migrated_sqlite
 
 
-def test_slash_command_over_socket_mode(seed_sim, monkeypatch):
+def test_slash_command_over_socket_mode(seed_sim, monkeypatch, tmp_path):
     for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
         monkeypatch.setenv(key, "testing")
     with FakeSlack(socket_mode=True) as slack:
-        env = bot_env(seed_sim, slack, SLACK_APP_TOKEN=ws.APP_TOKEN, GPUBOT_SLACK_MODE="")
+        env = bot_env(seed_sim, slack, SLACK_APP_TOKEN=ws.APP_TOKEN, GPUBOT_SLACK_MODE="",
+                      GPUBOT_DATABASE_URL=migrated_sqlite(tmp_path / "db.sqlite"))
         env.pop("SLACK_SIGNING_SECRET")
         settings = load_settings(env)
         assert settings.slack_mode == "socket"  # the default when an app token is set

@@ -4,6 +4,9 @@ from bot.render.blocks.approval import approval_preview_blocks
 from bot.render.blocks.diagnosis import diagnosis_blocks, diagnosis_text
 from bot.render.blocks.fleet import nodepools_blocks, nodes_blocks
 from bot.render.blocks.help import help_blocks
+from bot.render.blocks.home import home_view
+from bot.render.blocks.incidents import (incident_action_blocks, incident_detail_blocks, incident_list_blocks,
+                                         incident_note_blocks)
 from bot.render.blocks.limits import check, check_modal
 from bot.render.blocks.modal import explain_modal
 from bot.render.blocks.status import error_blocks, progress_blocks
@@ -11,6 +14,7 @@ from bot.render.blocks.thread import evidence_blocks, evidence_messages
 
 __all__ = [
     "approval_preview_blocks", "check", "check_modal", "diagnosis_blocks", "diagnosis_text", "error_blocks",
-    "evidence_blocks", "evidence_messages", "explain_modal", "help_blocks", "nodepools_blocks", "nodes_blocks",
-    "progress_blocks",
+    "evidence_blocks", "evidence_messages", "explain_modal", "help_blocks", "home_view",
+    "incident_action_blocks", "incident_detail_blocks", "incident_list_blocks", "incident_note_blocks",
+    "nodepools_blocks", "nodes_blocks", "progress_blocks",
 ]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-MAX_BLOCKS = {"message": 50, "modal": 100}
+MAX_BLOCKS = {"message": 50, "modal": 100, "home": 100}
 SECTION_TEXT = 3000
 SECTION_FIELDS = 10
 FIELD_TEXT = 2000
@@ -41,7 +41,8 @@ _BLOCK_KEYS = {
     "input": {"type", "block_id", "label", "element", "hint", "optional", "dispatch_action"},
 }
 _SURFACE_TYPES = {"message": {"section", "context", "actions", "header", "divider"},
-                  "modal": {"section", "context", "actions", "header", "divider", "input"}}
+                  "modal": {"section", "context", "actions", "header", "divider", "input"},
+                  "home": {"section", "context", "actions", "header", "divider", "input"}}
 _TEXT_KEYS = {"mrkdwn": {"type", "text", "verbatim"}, "plain_text": {"type", "text", "emoji"}}
 _BUTTON_KEYS = {"type", "text", "action_id", "value", "style", "url", "confirm", "accessibility_label"}
 

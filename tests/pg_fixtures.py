@@ -1,3 +1,5 @@
+"""Pytest plugin: ``pg_url``, an empty PostgreSQL database of its own (for tests that need the
+network between bot and server, e.g. a proxy that drops connections)."""
 import pytest
 
 from tests import pg

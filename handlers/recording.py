@@ -1,0 +1,52 @@
+"""Recording a diagnosis as an incident, and the note it adds to the answer.
+
+The database is a side show to the answer: when it is down, the diagnosis is still posted, with a
+note that it was not recorded."""
+from __future__ import annotations
+
+import logging
+
+from sqlalchemy.exc import SQLAlchemyError
+
+from bot.render.blocks import incident_note_blocks
+from bot.store import StoreUnavailable
+from bot.store.incidents import Recorded
+from handlers.deps import Deps
+from handlers.reply import Reply
+from playbooks.model import Diagnosis
+
+log = logging.getLogger(__name__)
+
+
+def record(deps: Deps, diagnosis: Diagnosis, *, actor: str) -> tuple[Recorded | None, str | None]:
+    if deps.store is None:
+        return None, None
+    try:
+        return deps.store.record_diagnosis(diagnosis, actor=actor, source="slack"), None
+    except StoreUnavailable as exc:
+        return None, str(exc)
+    except SQLAlchemyError as exc:
+        log.exception("recording the diagnosis failed")
+        return None, f"the incident database failed ({type(exc).__name__})"
+
+
+def link_thread(deps: Deps, reply: Reply, recorded: Recorded | None, *, actor: str, summary: str) -> None:
+    """A new incident lives in the thread of this answer; a known one collects this diagnosis in its
+    own thread."""
+    if recorded is None or deps.store is None or reply.ts is None:
+        return
+    incident = recorded.incident
+    root = reply.thread_ts or reply.ts
+    try:
+        if incident.slack_ts is None:
+            deps.store.set_thread(incident.id, channel=reply.channel, ts=root)
+        elif (incident.slack_channel, incident.slack_ts) != (reply.channel, root):
+            text = f"Diagnosed again by <@{actor}> in <#{reply.channel}>: {summary}"
+            reply.client.chat_postMessage(channel=incident.slack_channel, thread_ts=incident.slack_ts, text=text,
+                                          blocks=incident_note_blocks(recorded) or None)
+    except (StoreUnavailable, SQLAlchemyError):
+        log.warning("could not link incident #%s to its Slack thread", incident.id)
+
+
+def note(recorded: Recorded | None, failure: str | None) -> list[dict]:
+    return incident_note_blocks(recorded, failure=failure)

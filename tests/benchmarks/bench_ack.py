@@ -66,9 +66,15 @@ def main() -> int:
             port = _free_port()
             env = {**os.environ, **creds, "KUBECONFIG": str(kubeconfig), "SLACK_BOT_TOKEN": ws.BOT_TOKEN,
                    "SLACK_SIGNING_SECRET": ws.SIGNING_SECRET, "SLACK_API_URL": slack.url,
-                   "GPUBOT_SLACK_MODE": "http", "GPUBOT_HTTP_PORT": str(port)}
-            bot = subprocess.Popen([*gpubot, "serve"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            _wait_for(lambda: _healthy(port), "gpubot serve")
+                   "GPUBOT_SLACK_MODE": "http", "GPUBOT_HTTP_PORT": str(port),
+                   "GPUBOT_DATABASE_URL": f"sqlite:///{tmp}/incidents.db"}
+            subprocess.run([*gpubot, "db", "upgrade"], env=env, check=True, stdout=subprocess.DEVNULL)
+            log = Path(tmp) / "serve.log"
+            with log.open("w") as log_file:  # a file, not a pipe: an unread pipe would stall the bot
+                bot = subprocess.Popen([*gpubot, "serve"], env=env, stdout=subprocess.DEVNULL, stderr=log_file)
+            _wait_for(lambda: _healthy(port) or bot.poll() is not None, "gpubot serve")
+            if bot.poll() is not None:
+                raise SystemExit(f"gpubot serve exited: {log.read_text().strip()[-500:]}")
             return _measure(SlackRequests(f"http://127.0.0.1:{port}", secret=ws.SIGNING_SECRET, timeout=30), slack)
         finally:
             for proc in (bot, sim):

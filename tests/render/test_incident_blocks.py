@@ -277,3 +277,13 @@ def test_action_confirmation_keeps_mentions_and_escapes_the_rest():
     assert blocks[0]["elements"][0]["text"] == \
         "Incident #12 resolved by <@U01ALICE>: restarted &lt;!channel&gt; &lt;@U999|x&gt;"
     assert_valid(incident_action_blocks("x" * 5000))
+
+
+def test_resolve_modal_is_a_valid_view():
+    from bot.render.blocks import check_modal, resolve_modal
+    from tests.fakes.block_kit_limits import view_problems
+
+    view = resolve_modal(incident_id=12345, title="karpenter.disruption on pytorchjob/x: <!channel> " + "t" * 3000,
+                         channel_id="C0TRAIN", thread_ts="1767225600.000100")
+    assert check_modal(view) == [] and view_problems(view) == []
+    assert "<!channel>" not in str(view)

@@ -37,6 +37,9 @@ def test_incident_lifecycle(slack_bot):
     slack_bot.slack.wait_for("chat.postMessage", predicate=lambda c: "acknowledged by <@U0ALICE>" in c.args["text"])
     [resolve] = _buttons(second.args["blocks"], ACTION_RESOLVE)
     slack_bot.send.block_action(ACTION_RESOLVE, resolve["value"], message_ts=second.args["ts"], channel="C0OTHER")
+    form = slack_bot.slack.wait_for("views.open")[0].args["view"]  # Resolve asks what fixed it
+    values = {"resolution": {"text": {"type": "plain_text_input", "value": "allowed ap-northeast-2b in the pod's zones"}}}
+    slack_bot.send.view_submission(form["callback_id"], values, form["private_metadata"])
     slack_bot.slack.wait_for("chat.postMessage", predicate=lambda c: "resolved by <@U0ALICE>" in c.args["text"])
 
     slack_bot.slack.reset()
@@ -48,7 +51,8 @@ def test_incident_lifecycle(slack_bot):
 
     slack_bot.slack.reset()
     third = _diagnose(slack_bot, "diagnose pod/llama-3-8b-zonal -n llm-zonal", "karpenter.offering_unavailable_in_zone")
-    assert "last resolved" in json.dumps(third.args["blocks"])
+    note = json.dumps(third.args["blocks"])
+    assert "last resolved" in note and "allowed ap-northeast-2b" in note
 
 
 def test_list_incidents_and_app_home(slack_bot):

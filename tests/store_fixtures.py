@@ -21,15 +21,5 @@ def db_url(request, tmp_path):
         yield f"sqlite:///{tmp_path}/gpubot.db"
         return
 
-    admin_url = pg.postgres_url()
-    if admin_url is None:
-        message = f"{pg.ENV_VAR} is not set: {pg.HINT}"
-        if pg.in_ci():
-            pytest.fail(message, pytrace=False)
-        pytest.skip(message)
-
-    name = pg.create_database(admin_url)
-    try:
-        yield pg.with_database(admin_url, name)
-    finally:
-        pg.drop_database(admin_url, name)
+    with pg.fresh_database() as url:
+        yield url

@@ -17,6 +17,7 @@ from bot.sim.scenarios import list_scenarios
 from playbooks.fleet import nodepools_report, nodes_report
 from playbooks.model import Diagnosis, Evidence, Finding, Fix, Target
 from playbooks.remediations import annotate_do_not_disrupt, nodepool_consolidation
+from tests.render.helpers import alltext, buttons, texts
 
 SCENARIOS = list_scenarios()
 DECODERS = {ACTION_RERUN: decode_target, ACTION_EVIDENCE: decode_evidence, ACTION_APPROVAL: decode_approval}
@@ -24,25 +25,6 @@ HOSTILE = "NCCL WARN from <@U123ABC> <!channel> <!here> <https://evil.example|cl
 
 
 # --- helpers --------------------------------------------------------------------------------------
-
-def texts(node) -> list[dict]:
-    """Every text object in blocks."""
-    if isinstance(node, list):
-        return [t for item in node for t in texts(item)]
-    if isinstance(node, dict):
-        own = [node] if node.get("type") in ("mrkdwn", "plain_text") else []
-        return own + [t for v in node.values() if isinstance(v, (dict, list)) for t in texts(v)]
-    return []
-
-
-def alltext(blocks) -> str:
-    return "\n".join(t["text"] for t in texts(blocks))
-
-
-def buttons(blocks: list[dict]) -> list[dict]:
-    found = [e for b in blocks if b["type"] == "actions" for e in b["elements"]]
-    return found + [b["accessory"] for b in blocks if b.get("accessory")]
-
 
 def assert_valid(blocks: list[dict], *, surface: str = "message") -> None:
     assert check(blocks, surface=surface) == []

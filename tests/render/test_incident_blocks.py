@@ -12,6 +12,7 @@ from bot.render.blocks import (check, home_view, incident_action_blocks, inciden
 from bot.render.blocks import limits
 from bot.store.incidents import FindingView, History, IncidentDetail, IncidentView, Recorded, TimelineView
 from tests.fakes.block_kit_limits import problems, view_problems
+from tests.render.helpers import alltext, buttons, texts
 
 NOW = datetime(2026, 11, 20, 9, 30, tzinfo=timezone.utc)
 HOSTILE = "<!channel> <@U123> <https://evil.example|click> & @here"
@@ -50,23 +51,6 @@ def detail(view: IncidentView | None = None, *, findings=None, timeline=None) ->
 
 
 # --- helpers --------------------------------------------------------------------------------------
-
-def texts(node) -> list[dict]:
-    if isinstance(node, list):
-        return [t for item in node for t in texts(item)]
-    if isinstance(node, dict):
-        own = [node] if node.get("type") in ("mrkdwn", "plain_text") else []
-        return own + [t for v in node.values() if isinstance(v, (dict, list)) for t in texts(v)]
-    return []
-
-
-def alltext(blocks) -> str:
-    return "\n".join(t["text"] for t in texts(blocks))
-
-
-def buttons(blocks: list[dict]) -> list[dict]:
-    return [e for b in blocks if b["type"] == "actions" for e in b["elements"]]
-
 
 def assert_valid(blocks: list[dict], *, surface: str = "message") -> None:
     assert check(blocks, surface=surface) == []

@@ -3,6 +3,7 @@ real HTTP on loopback: signed requests in, Web API calls out."""
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass
 
 import pytest
@@ -67,6 +68,13 @@ def bot(seed_sim, tmp_path_factory):
 
 @pytest.fixture
 def slack_bot(bot):
+    # The previous test's lazy work may still be posting (e.g. into an incident's thread after the
+    # final update): wait until the bot has been quiet for a moment, then start from a clean record.
+    deadline = time.monotonic() + 10
+    seen = -1
+    while time.monotonic() < deadline and len(bot.slack.calls()) != seen:
+        seen = len(bot.slack.calls())
+        time.sleep(0.3)
     bot.slack.reset()
     return bot
 

@@ -57,8 +57,10 @@ def test_forged_button_values_are_refused(slack_bot):
         (ACTION_EVIDENCE, json.dumps({"t": {"k": "pod", "n": "x", "ns": "d", "c": None}, "i": -1, "code": "x"})),
     ]
     for action_id, value in forged:
-        status, _, _ = slack_bot.send.block_action(action_id, value, message_ts="1767225600.000100")
+        status, _, _ = slack_bot.send.block_action(action_id, value, message_ts="1767225699.000900")
         assert status == 200
-    notes = slack_bot.slack.wait_for("chat.postEphemeral", count=len(forged))
+    notes = slack_bot.slack.wait_for("chat.postEphemeral", count=len(forged),
+                                     predicate=lambda c: c.args.get("thread_ts") == "1767225699.000900")
     assert all("not valid" in n.args["text"] for n in notes)
-    assert slack_bot.slack.calls("chat.postMessage") == []
+    # Nothing acted on them: no message in the clicked message's thread.
+    assert [c for c in slack_bot.slack.calls("chat.postMessage") if c.args.get("thread_ts") == "1767225699.000900"] == []

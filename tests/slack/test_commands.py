@@ -39,12 +39,12 @@ def test_unknown_job_gets_a_private_note_with_close_matches(slack_bot):
 
 def test_bad_input_is_answered_in_the_ack_and_nothing_is_posted(slack_bot):
     for text in ("diagnose pod/Bad_Name", "frobnicate", "diagnose x -n 'unclosed", "diagnose a b"):
-        status, _, body = slack_bot.command(text)
+        status, _, body = slack_bot.command(text, channel_id="C0BADINPUT")
         assert status == 200
         answer = json.loads(body)
         assert answer["response_type"] == "ephemeral" and "\n" not in answer["text"]
     time.sleep(0.3)
-    assert slack_bot.slack.calls("chat.postMessage") == []
+    assert [c for c in slack_bot.slack.calls("chat.postMessage") if c.args["channel"] == "C0BADINPUT"] == []
 
 
 def test_help(slack_bot):

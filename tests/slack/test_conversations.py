@@ -49,4 +49,4 @@ def test_chatter_in_other_threads_is_left_alone(slack_bot):
     slack_bot.send.thread_message("thanks, looking now", thread_ts="1767000000.000100", ts="1767225607.000100")
     slack_bot.send.thread_message("line1\nline2\nline3\nline4", thread_ts="1767000000.000100", ts="1767225608.000100")
     time.sleep(0.5)
-    assert slack_bot.slack.calls("chat.postMessage") == []
+    assert [c for c in slack_bot.slack.calls("chat.postMessage") if c.args.get("thread_ts") == "1767000000.000100"] == []

@@ -6,7 +6,7 @@ import os
 import sys
 import time
 
-from bot.render import json_out, terminal
+from bot.render import terminal
 from bot.settings import Settings
 from bot.sim_cli import SIM_CREDENTIALS
 

@@ -6,7 +6,6 @@ pytest_plugins = ["tests.store_fixtures", "tests.pg_fixtures"]
 
 import contextlib
 import io
-import os
 from dataclasses import dataclass
 from pathlib import Path
 

@@ -7,7 +7,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from sqlalchemy import Column, Integer, MetaData, String, Table, create_engine, inspect, make_url, select, text
 
 from tests import pg

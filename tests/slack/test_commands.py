@@ -103,7 +103,6 @@ def test_slow_cluster_shows_progress(slack_bot, seed_sim):
 def test_unreachable_cluster_is_one_line(seed_sim, tmp_path, monkeypatch):
     import socket
 
-    import yaml
 
     from bot.app import create_app
     from bot.http_server import SlackHttpServer

@@ -10,7 +10,7 @@ from bot.errors import GpubotError, UserError
 from bot.payloads import (
     ACTION_APPROVAL, ACTION_EVIDENCE, ACTION_RERUN, decode_approval, decode_evidence, decode_target, encode_target,
 )
-from bot.render.blocks import approval_preview_blocks, error_blocks, evidence_messages
+from bot.render.blocks import approval_preview_blocks, evidence_messages
 from handlers import flows
 from handlers.deps import Deps
 from handlers.guard import guarded
@@ -38,7 +38,7 @@ def register(app: App, deps: Deps) -> None:
         try:
             ref = decode_target(_value(body))
         except UserError as exc:
-            reply.private(text=str(exc), blocks=error_blocks(str(exc)))
+            reply.error(str(exc))
             return
         flows.run_diagnosis(reply, deps, target=ref.text, namespace=ref.namespace, cluster=ref.cluster)
 
@@ -50,12 +50,12 @@ def register(app: App, deps: Deps) -> None:
             diagnosis = deps.diagnoses.get(encode_target(ref.target)) or deps.service.diagnose(
                 ref.target.text, namespace=ref.target.namespace, context=ref.target.cluster)
         except GpubotError as exc:
-            reply.private(text=str(exc), blocks=error_blocks(str(exc)))
+            reply.error(str(exc))
             return
         index = next((i for i, f in enumerate(diagnosis.findings) if f.code == ref.code), None)
         if index is None:
             note = f"{ref.code} is no longer found for {ref.target.text}: press Re-run for the current diagnosis."
-            reply.private(text=note, blocks=error_blocks(note))
+            reply.error(note)
             return
         for blocks in evidence_messages(diagnosis, index):
             reply.post(text=f"Evidence for {ref.code}", blocks=blocks)
@@ -66,7 +66,7 @@ def register(app: App, deps: Deps) -> None:
         try:
             request = decode_approval(_value(body))
         except UserError as exc:
-            reply.private(text=str(exc), blocks=error_blocks(str(exc)))
+            reply.error(str(exc))
             return
         patch = json.dumps(merge_patch(request.remediation), indent=2)
         reply.private(text=f"Change proposed: {request.remediation.kind} on {request.remediation.target}",

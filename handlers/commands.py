@@ -60,7 +60,7 @@ def _fleet(reply: Reply, deps: Deps, parsed: GpuCommand) -> None:
             report = deps.service.nodepools(context=parsed.cluster)
             reply.post(text=f"GPU NodePools in {report.cluster}", blocks=nodepools_blocks(report))
     except GpubotError as exc:
-        reply.private(text=str(exc), blocks=error_blocks(str(exc)))
+        reply.error(str(exc))
 
 
 def _incidents(reply: Reply, deps: Deps, parsed: GpuCommand) -> None:
@@ -77,4 +77,4 @@ def _incidents(reply: Reply, deps: Deps, parsed: GpuCommand) -> None:
             title = f"{'Open' if parsed.status == 'open' else 'All'} incidents" + (f" (last {parsed.since})" if parsed.since else "")
             reply.post(text=title, blocks=incident_list_blocks(incidents, title=title))
     except GpubotError as exc:
-        reply.private(text=str(exc), blocks=error_blocks(str(exc)))
+        reply.error(str(exc))

@@ -41,7 +41,7 @@ def run_diagnosis(reply: Reply, deps: Deps, *, target: str, namespace: str | Non
     except NotFoundError as exc:
         if reply.thread_ts is None:
             reply.withdraw()
-            reply.private(text=str(exc), blocks=error_blocks(str(exc)))
+            reply.error(str(exc))
         else:
             reply.update(text=str(exc), blocks=error_blocks(str(exc)))
         return
@@ -68,7 +68,7 @@ def explain(reply: Reply, deps: Deps, *, text: str, private: bool) -> None:
     try:
         diagnosis = deps.service.explain(text.encode("utf-8"), source="pasted log")
     except GpubotError as exc:
-        reply.private(text=str(exc), blocks=error_blocks(str(exc)))
+        reply.error(str(exc))
         return
     answer = {"text": diagnosis_text(diagnosis), "blocks": diagnosis_blocks(diagnosis)}
     reply.private(**answer) if private else reply.post(**answer)

@@ -9,7 +9,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from bot.errors import GpubotError, UserError
 from bot.payloads import ACTION_ACKNOWLEDGE, ACTION_RESOLVE, decode_incident
-from bot.render.blocks import error_blocks, home_view, incident_action_blocks, resolve_modal
+from bot.render.blocks import home_view, incident_action_blocks, resolve_modal
 from bot.render.blocks.modal import RESOLVE_BLOCK_ID, RESOLVE_CALLBACK_ID
 from bot.store import StoreUnavailable
 from handlers.actions import reply_for
@@ -27,7 +27,7 @@ def register(app: App, deps: Deps) -> None:
         try:
             incident = _store(deps).acknowledge(_incident_id(body), actor=reply.user or "unknown")
         except GpubotError as exc:
-            reply.private(text=str(exc), blocks=error_blocks(str(exc)))
+            reply.error(str(exc))
             return
         text = f"Incident #{incident.id} acknowledged by <@{reply.user}>"
         reply.post(text=text, blocks=incident_action_blocks(text))
@@ -39,12 +39,12 @@ def register(app: App, deps: Deps) -> None:
         try:
             detail = _store(deps).get(_incident_id(body))
         except GpubotError as exc:
-            reply.private(text=str(exc), blocks=error_blocks(str(exc)))
+            reply.error(str(exc))
             return
         incident = detail.incident
         if incident.status == "resolved":
             note = f"incident #{incident.id} is already resolved"
-            reply.private(text=note, blocks=error_blocks(note))
+            reply.error(note)
             return
         client.views_open(trigger_id=body["trigger_id"], view=resolve_modal(
             incident_id=incident.id, title=f"{incident.code} on {incident.target}: {incident.title}",
@@ -59,7 +59,7 @@ def register(app: App, deps: Deps) -> None:
         try:
             incident = _store(deps).resolve(int(meta.get("incident", 0)), actor=user, resolution=value.strip() or None)
         except GpubotError as exc:
-            reply.private(text=str(exc), blocks=error_blocks(str(exc)))
+            reply.error(str(exc))
             return
         text = f"Incident #{incident.id} resolved by <@{user}>" + (f": {incident.resolution}" if incident.resolution else "")
         reply.post(text=text, blocks=incident_action_blocks(text))

@@ -10,6 +10,8 @@ from typing import Callable
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
+from bot.render.blocks import error_blocks
+
 log = logging.getLogger(__name__)
 _NOT_MEMBER = ("not_in_channel", "channel_not_found", "is_archived")
 
@@ -58,6 +60,10 @@ class Reply:
                 self.client.chat_postMessage(channel=self.user, text=text, blocks=blocks)  # a direct message
             else:
                 raise
+
+    def error(self, message: str) -> None:
+        """A one-line problem (bad input, unknown object, cluster trouble) told only to the asker."""
+        self.private(text=message, blocks=error_blocks(message))
 
     def withdraw(self) -> None:
         """Remove the in-progress message (its target turned out not to exist)."""

@@ -180,10 +180,12 @@ class FakeSocketMode:
             if not self._handshake(sock):
                 sock.close()
                 return
+            # hello goes out before the client counts as connected, so nothing delivered after
+            # wait_for_connection() can overtake it, as on Slack's side
+            client.send(json.dumps(self._hello(), separators=(",", ":")).encode())
             with self._changed:
                 self._clients.append(client)
                 self._changed.notify_all()
-            client.send(json.dumps(self._hello(), separators=(",", ":")).encode())
             self._read_loop(client)
         except (ConnectionError, OSError):
             pass
@@ -213,7 +215,7 @@ class FakeSocketMode:
 
     def _hello(self) -> dict[str, Any]:
         with self._changed:
-            connections = sum(c.open for c in self._clients)
+            connections = sum(c.open for c in self._clients) + 1  # this one is not listed yet
         hello = fixture("socket_mode_hello.json")
         hello["num_connections"] = connections
         hello["connection_info"]["app_id"] = self.app_id

@@ -67,9 +67,16 @@ def make_handler(app: App, guard: ReplayGuard) -> type[BaseHTTPRequestHandler]:
             if url.path != "/slack/events":
                 self._send(404, "not found", {"Content-Type": "text/plain"})
                 return
-            length = int(self.headers.get("Content-Length") or 0)
-            if length > MAX_BODY:
-                self._send(413, json.dumps({"error": "request too large"}), {"Content-Type": "application/json"})
+            try:
+                length = int(self.headers.get("Content-Length") or 0)
+            except ValueError:
+                length = -1
+            if not 0 <= length <= MAX_BODY:
+                # The body is left unread, so the connection cannot carry another request.
+                self.close_connection = True
+                status, error = (413, "request too large") if length > MAX_BODY else (400, "bad Content-Length")
+                self._send(status, json.dumps({"error": error}), {"Content-Type": "application/json",
+                                                                  "Connection": "close"})
                 return
             body = self.rfile.read(length).decode("utf-8", errors="replace")
             timestamp = self.headers.get("X-Slack-Request-Timestamp", "")

@@ -14,8 +14,8 @@ def make_engine(url: str) -> Engine:
     try:
         parsed = make_url(url)
     except ArgumentError:
-        raise UserError(f"GPUBOT_DATABASE_URL is not a database URL: use sqlite:///path/to/gpubot.db or "
-                        f"postgresql+psycopg://user@host/db") from None
+        raise UserError("GPUBOT_DATABASE_URL is not a database URL: use sqlite:///path/to/gpubot.db or "
+                        "postgresql+psycopg://user@host/db") from None
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:":
             Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)

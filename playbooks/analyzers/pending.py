@@ -171,8 +171,8 @@ def _label_problem(pod: PodFacts, req: Requirement, np_reqs: dict, nodepool: dic
     elif not auto and key.startswith(AUTO_PREFIX):
         hint = f" NodePool {name} runs on open-source Karpenter, whose nodes carry {other}, not {key}. Use {other}."
     else:
-        hint = (f" Add the label to the NodePool's spec.template.metadata.labels (not spec.template.spec), or drop "
-                f"it from the pod.")
+        hint = (" Add the label to the NodePool's spec.template.metadata.labels (not spec.template.spec), or drop "
+                "it from the pod.")
         other = None
     return _selector_problem(
         pod, nodepool, req,

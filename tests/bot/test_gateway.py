@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import urllib.request
 
 import pytest
@@ -10,6 +9,7 @@ import pytest
 from bot.errors import ClusterConfigError, ClusterUnreachable
 from bot.gateway import connect
 from bot.settings import load_settings
+from tests.fakes.ports import refused_port
 
 
 def _settings(sim, **env):
@@ -68,17 +68,15 @@ def test_timeout_names_the_cluster_and_the_limit(seed_sim):
 
 
 def test_unreachable_cluster(tmp_path):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    from bot.sim.kubeconfig import write_kubeconfig
+    with refused_port() as port:
+        from bot.sim.kubeconfig import write_kubeconfig
 
-    path = tmp_path / "kubeconfig"
-    write_kubeconfig(path, server_url=f"http://127.0.0.1:{port}", context="dead")
-    gw = connect(load_settings({"KUBECONFIG": str(path), "GPUBOT_RETRY_BACKOFF": "0.01", "GPUBOT_MAX_RETRIES": "1"}))
-    with pytest.raises(ClusterUnreachable) as err:
-        gw.get_pod("default", "x")
-    assert str(err.value) == "cannot reach cluster dead (connection refused)"
+        path = tmp_path / "kubeconfig"
+        write_kubeconfig(path, server_url=f"http://127.0.0.1:{port}", context="dead")
+        gw = connect(load_settings({"KUBECONFIG": str(path), "GPUBOT_RETRY_BACKOFF": "0.01", "GPUBOT_MAX_RETRIES": "1"}))
+        with pytest.raises(ClusterUnreachable) as err:
+            gw.get_pod("default", "x")
+        assert str(err.value) == "cannot reach cluster dead (connection refused)"
 
 
 def test_unknown_context_lists_the_known_ones(seed_sim):

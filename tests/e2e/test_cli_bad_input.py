@@ -5,6 +5,8 @@ import json
 
 import pytest
 
+from tests.fakes.ports import refused_port
+
 
 def _one_line(result):
     lines = [line for line in result.err.splitlines() if line.strip()]
@@ -83,19 +85,16 @@ def test_ask_without_a_target_lists_pending_jobs(sim_env, cli):
 
 
 def test_unreachable_cluster_is_one_line(tmp_path, monkeypatch, cli):
-    import socket
 
     from bot.sim.kubeconfig import write_kubeconfig
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    write_kubeconfig(tmp_path / "kc", server_url=f"http://127.0.0.1:{port}", context="prod-east")
-    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "kc"))
-    monkeypatch.setenv("GPUBOT_MAX_RETRIES", "0")
-    result = cli("diagnose", "pod/x")
-    assert result.code == 3
-    assert _one_line(result) == "gpubot: cannot reach cluster prod-east (connection refused)"
+    with refused_port() as port:
+        write_kubeconfig(tmp_path / "kc", server_url=f"http://127.0.0.1:{port}", context="prod-east")
+        monkeypatch.setenv("KUBECONFIG", str(tmp_path / "kc"))
+        monkeypatch.setenv("GPUBOT_MAX_RETRIES", "0")
+        result = cli("diagnose", "pod/x")
+        assert result.code == 3
+        assert _one_line(result) == "gpubot: cannot reach cluster prod-east (connection refused)"
 
 
 def test_explain_rejects_empty_and_binary(tmp_path, cli):

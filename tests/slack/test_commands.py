@@ -5,6 +5,7 @@ import json
 import time
 
 from tests.fakes import workspace as ws
+from tests.fakes.ports import refused_port
 from tests.slack.conftest import assert_valid_blocks
 
 
@@ -101,7 +102,6 @@ def test_slow_cluster_shows_progress(slack_bot, seed_sim):
 
 
 def test_unreachable_cluster_is_one_line(seed_sim, tmp_path, monkeypatch):
-    import socket
 
 
     from bot.app import create_app
@@ -112,19 +112,17 @@ def test_unreachable_cluster_is_one_line(seed_sim, tmp_path, monkeypatch):
     from tests.fakes.slack_api import FakeSlack
     from tests.slack.conftest import bot_env, migrated_sqlite
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    write_kubeconfig(tmp_path / "kc", server_url=f"http://127.0.0.1:{port}", context="prod-east")
-    with FakeSlack() as slack:
-        settings = load_settings(bot_env(seed_sim, slack, KUBECONFIG=str(tmp_path / "kc"), GPUBOT_MAX_RETRIES="0",
-                                         GPUBOT_DATABASE_URL=migrated_sqlite(tmp_path / "db.sqlite")))
-        server = SlackHttpServer(create_app(settings), host="127.0.0.1", port=0).start()
-        try:
-            send = SlackRequests(f"http://127.0.0.1:{server.port}", secret=ws.SIGNING_SECRET)
-            send.slash_command("why-pending llama-3-8b", response_url=slack.response_url())
-            update = slack.wait_for("chat.update", predicate=lambda c: "cannot reach" in c.args["text"])[0]
-            assert update.args["text"] == "cannot reach cluster prod-east (connection refused)"
-            assert "Traceback" not in json.dumps(update.args)
-        finally:
-            server.stop()
+    with refused_port() as port:
+        write_kubeconfig(tmp_path / "kc", server_url=f"http://127.0.0.1:{port}", context="prod-east")
+        with FakeSlack() as slack:
+            settings = load_settings(bot_env(seed_sim, slack, KUBECONFIG=str(tmp_path / "kc"), GPUBOT_MAX_RETRIES="0",
+                                             GPUBOT_DATABASE_URL=migrated_sqlite(tmp_path / "db.sqlite")))
+            server = SlackHttpServer(create_app(settings), host="127.0.0.1", port=0).start()
+            try:
+                send = SlackRequests(f"http://127.0.0.1:{server.port}", secret=ws.SIGNING_SECRET)
+                send.slash_command("why-pending llama-3-8b", response_url=slack.response_url())
+                update = slack.wait_for("chat.update", predicate=lambda c: "cannot reach" in c.args["text"])[0]
+                assert update.args["text"] == "cannot reach cluster prod-east (connection refused)"
+                assert "Traceback" not in json.dumps(update.args)
+            finally:
+                server.stop()

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import logging
-from concurrent.futures import ThreadPoolExecutor
 
 from slack_bolt import App
 from slack_sdk import WebClient
@@ -10,6 +9,7 @@ from slack_sdk import WebClient
 from bot.service import DiagnosisService
 from bot.settings import Settings
 from bot.store import IncidentStore, check_current, make_engine
+from bot.workpool import WorkPool
 from handlers import register_listeners
 from handlers.deps import Deps
 
@@ -28,7 +28,8 @@ def create_app(settings: Settings, *, service: DiagnosisService | None = None) -
         # to this pool. Were acks queued on the pool too, a burst of slow diagnoses would hold them
         # past Slack's 3 s (measured: tests/benchmarks/bench_ack.py).
         process_before_response=True,
-        listener_executor=ThreadPoolExecutor(max_workers=16, thread_name_prefix="gpubot-listener"),
+        # The pool also counts unfinished work, so `gpubot serve` can let it finish before exiting.
+        listener_executor=WorkPool(max_workers=16),
         # Bolt verifies the token with auth.test at start-up: a wrong token fails fast, not on first use.
         token_verification_enabled=True,
         request_verification_enabled=settings.slack_mode == "http",
@@ -42,3 +43,10 @@ def create_app(settings: Settings, *, service: DiagnosisService | None = None) -
         logger.exception("unhandled error in a Slack listener: %s", error)
 
     return app
+
+
+def work_pool(app: App) -> WorkPool:
+    """The pool the app's lazy listeners run on (see create_app)."""
+    pool = app.listener_runner.listener_executor
+    assert isinstance(pool, WorkPool), "the app was not made by create_app"
+    return pool

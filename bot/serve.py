@@ -8,34 +8,52 @@ import sys
 import threading
 
 from bot.settings import Settings
+from bot.workpool import WorkPool
 
 log = logging.getLogger("gpubot")
 
 
 def run(settings: Settings) -> int:
-    from bot.app import create_app
+    from bot.app import create_app, work_pool
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     app = create_app(settings)
-    if settings.slack_mode == "socket":
-        log.info("gpubot: connecting to Slack in Socket Mode")
-        socket_mode_handler(app, settings).start()
-        return 0
-    from bot.http_server import SlackHttpServer
-
-    server = SlackHttpServer(app, port=settings.http_port)
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    server.start()
-    print(f"gpubot: listening for Slack on http://0.0.0.0:{server.port}/slack/events", file=sys.stderr, flush=True)
-    stop.wait()
-    log.info("gpubot: stopping; diagnoses in progress are abandoned (Slack users can press Re-run)")
-    server.stop()
+    if settings.slack_mode == "socket":
+        handler = socket_mode_handler(app, settings)
+        handler.connect()
+        log.info("gpubot: connected to Slack in Socket Mode")
+        stop.wait()
+        handler.close()  # no new envelopes; Slack sends them to another connection
+    else:
+        from bot.http_server import SlackHttpServer
+
+        server = SlackHttpServer(app, port=settings.http_port).start()
+        print(f"gpubot: listening for Slack on http://0.0.0.0:{server.port}/slack/events", file=sys.stderr, flush=True)
+        stop.wait()
+        server.stop()
+    _finish_work(work_pool(app), settings.shutdown_grace)
     sys.stdout.flush()
-    # Lazy listeners run on non-daemon pool threads; waiting for a queue of diagnoses would delay a
-    # rolling update by minutes. Requests already acknowledged are safe to drop.
+    sys.stderr.flush()
+    # Lazy listeners run on non-daemon pool threads; an interpreter exit would wait for them without
+    # limit. Whatever outlived the grace period is dropped on purpose.
     os._exit(0)
+
+
+def _finish_work(pool: WorkPool, grace: float) -> None:
+    """Let acknowledged diagnoses post their answers before the process goes, up to ``grace`` seconds."""
+    unfinished = pool.unfinished
+    if not unfinished:
+        log.info("gpubot: stopped")
+        return
+    log.info("gpubot: stopping; letting %d diagnoses in progress finish (up to %g s)", unfinished, grace)
+    if pool.wait_idle(grace):
+        log.info("gpubot: stopped after the diagnoses in progress finished")
+    else:
+        log.warning("gpubot: %d diagnoses still running after %g s were abandoned (users can press Re-run)",
+                    pool.unfinished, grace)
 
 
 def socket_mode_handler(app, settings: Settings):

@@ -44,6 +44,8 @@ class Settings:
     channel_namespaces: Mapping[str, str] = field(default_factory=dict)
     # Seconds between in-place progress updates of a running diagnosis.
     progress_interval: float = 1.0
+    # Seconds `gpubot serve` lets acknowledged diagnoses finish after SIGTERM before it exits.
+    shutdown_grace: float = 20.0
     # Incident store: SQLite file by default, postgresql+psycopg://... in production.
     database_url: str = ""
 
@@ -128,6 +130,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         http_port=_int(env, "GPUBOT_HTTP_PORT", 3000, minimum=0),
         channel_namespaces=_channel_namespaces(env.get("GPUBOT_CHANNEL_NAMESPACES")),
         progress_interval=_float(env, "GPUBOT_PROGRESS_INTERVAL", 1.0),
+        shutdown_grace=_float(env, "GPUBOT_SHUTDOWN_GRACE", 20.0),
         database_url=env.get("GPUBOT_DATABASE_URL") or _default_database(env),
     )
 

@@ -3,12 +3,12 @@ real HTTP on loopback: signed requests in, Web API calls out."""
 from __future__ import annotations
 
 import json
-import time
 from dataclasses import dataclass
 
 import pytest
+from slack_bolt import App
 
-from bot.app import create_app
+from bot.app import create_app, work_pool
 from bot.http_server import SlackHttpServer
 from bot.settings import load_settings
 from tests.conftest import SIM_ENV
@@ -23,6 +23,11 @@ class Bot:
     slack: FakeSlack
     send: SlackRequests
     server: SlackHttpServer
+    app: App
+
+    def settle(self, timeout: float = 30) -> None:
+        """Wait until every acknowledged request's lazy work (and so its Web API calls) has finished."""
+        assert work_pool(self.app).wait_idle(timeout), f"the bot was still working after {timeout}s"
 
     def command(self, text: str, **kwargs):
         """A /gpu command whose response_url points at the fake (not hooks.slack.com)."""
@@ -61,7 +66,7 @@ def bot(seed_sim, tmp_path_factory):
         app = create_app(load_settings(bot_env(seed_sim, slack, GPUBOT_DATABASE_URL=database)))
         server = SlackHttpServer(app, host="127.0.0.1", port=0).start()
         try:
-            yield Bot(slack, SlackRequests(f"http://127.0.0.1:{server.port}", secret=ws.SIGNING_SECRET), server)
+            yield Bot(slack, SlackRequests(f"http://127.0.0.1:{server.port}", secret=ws.SIGNING_SECRET), server, app)
         finally:
             server.stop()
 
@@ -69,12 +74,8 @@ def bot(seed_sim, tmp_path_factory):
 @pytest.fixture
 def slack_bot(bot):
     # The previous test's lazy work may still be posting (e.g. into an incident's thread after the
-    # final update): wait until the bot has been quiet for a moment, then start from a clean record.
-    deadline = time.monotonic() + 10
-    seen = -1
-    while time.monotonic() < deadline and len(bot.slack.calls()) != seen:
-        seen = len(bot.slack.calls())
-        time.sleep(0.3)
+    # final update): start from a clean record once it has all finished.
+    bot.settle()
     bot.slack.reset()
     return bot
 

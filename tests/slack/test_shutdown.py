@@ -1,0 +1,102 @@
+"""`gpubot serve` stopped by SIGTERM (a rolling update) lets acknowledged diagnoses post their answers
+first, up to GPUBOT_SHUTDOWN_GRACE, so nobody is left with a "Diagnosing ..." that never ends."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import SIM_ENV
+from tests.fakes import workspace as ws
+from tests.fakes.ports import free_port
+from tests.fakes.signing import SlackRequests
+from tests.fakes.slack_api import FakeSlack
+from tests.slack.conftest import migrated_sqlite
+
+ROOT = Path(__file__).resolve().parents[2]
+COMMAND = "diagnose pod/gpu-pod -n automode-taint"
+
+
+def _fault(sim, delay: float) -> None:
+    body = json.dumps({"status": 200, "times": 1, "delay_seconds": delay, "path_contains": "/events"}).encode()
+    urllib.request.urlopen(urllib.request.Request(f"{sim.url}/sim/faults", data=body, method="POST",
+                                                  headers={"Content-Type": "application/json"})).read()
+
+
+def _clear_faults(sim) -> None:
+    urllib.request.urlopen(urllib.request.Request(f"{sim.url}/sim/faults", method="DELETE")).read()
+
+
+@contextmanager
+def _serving(sim, slack: FakeSlack, tmp_path: Path, grace: float):
+    port = free_port()
+    env = {**os.environ, **SIM_ENV, "KUBECONFIG": str(sim.kubeconfig), "SLACK_BOT_TOKEN": ws.BOT_TOKEN,
+           "SLACK_SIGNING_SECRET": ws.SIGNING_SECRET, "SLACK_API_URL": slack.url, "GPUBOT_SLACK_MODE": "http",
+           "GPUBOT_HTTP_PORT": str(port), "GPUBOT_SHUTDOWN_GRACE": str(grace), "PYTHONPATH": str(ROOT),
+           "GPUBOT_DATABASE_URL": migrated_sqlite(tmp_path / "gpubot.db")}
+    log = tmp_path / "serve.log"
+    with log.open("w") as out:  # a file, not a pipe nobody reads
+        proc = subprocess.Popen([sys.executable, "-m", "bot.cli", "serve"], env=env, cwd=ROOT,
+                                stdout=out, stderr=subprocess.STDOUT)
+    try:
+        send = SlackRequests(f"http://127.0.0.1:{port}", secret=ws.SIGNING_SECRET)
+        deadline = time.monotonic() + 60
+        while b"listening for Slack" not in log.read_bytes():
+            assert proc.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, "gpubot serve did not start"
+            time.sleep(0.1)
+        yield proc, send, log
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(timeout=30)
+
+
+def _diagnosing(slack: FakeSlack, send: SlackRequests) -> None:
+    assert send.slash_command(COMMAND, response_url=slack.response_url()).status == 200
+    slack.wait_for("chat.postMessage", timeout=30, predicate=lambda c: c.args["text"].startswith("Diagnosing"))
+
+
+def test_sigterm_lets_the_diagnosis_in_progress_answer(seed_sim, tmp_path):
+    with FakeSlack() as slack, _serving(seed_sim, slack, tmp_path, grace=60) as (proc, send, log):
+        _fault(seed_sim, delay=3)  # the diagnosis is still reading events when the signal comes
+        try:
+            _diagnosing(slack, send)
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(timeout=60) == 0, log.read_text()
+        finally:
+            _clear_faults(seed_sim)
+        final = [c for c in slack.calls("chat.update") if "scheduling.untolerated_taint" in json.dumps(c.args)]
+        assert final, [c.args.get("text") for c in slack.calls("chat.update")]
+        assert "letting 1 diagnoses in progress finish" in log.read_text()
+        assert "stopped after the diagnoses in progress finished" in log.read_text()
+
+
+def test_work_past_the_grace_period_is_abandoned_with_a_log_line(seed_sim, tmp_path):
+    with FakeSlack() as slack, _serving(seed_sim, slack, tmp_path, grace=0.5) as (proc, send, log):
+        _fault(seed_sim, delay=20)
+        try:
+            _diagnosing(slack, send)
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(timeout=15) == 0, log.read_text()  # not the 20 s the diagnosis would need
+        finally:
+            _clear_faults(seed_sim)
+        assert "1 diagnoses still running after 0.5 s were abandoned" in log.read_text()
+        assert not [c for c in slack.calls("chat.update") if "scheduling.untolerated_taint" in json.dumps(c.args)]
+
+
+@pytest.mark.parametrize("value", ["0", "soon"])
+def test_bad_grace_setting_is_one_line(value):
+    from bot.settings import SettingsError, load_settings
+
+    with pytest.raises(SettingsError) as err:
+        load_settings({"GPUBOT_SHUTDOWN_GRACE": value})
+    assert "GPUBOT_SHUTDOWN_GRACE" in str(err.value)

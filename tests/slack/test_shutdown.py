@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import SIM_ENV
+from tests.fakes import payloads
 from tests.fakes import workspace as ws
 from tests.fakes.ports import free_port
 from tests.fakes.signing import SlackRequests
@@ -36,24 +37,28 @@ def _clear_faults(sim) -> None:
 
 
 @contextmanager
-def _serving(sim, slack: FakeSlack, tmp_path: Path, grace: float):
+def _serving(sim, slack: FakeSlack, tmp_path: Path, grace: float, mode: str = "http"):
     port = free_port()
     env = {**os.environ, **SIM_ENV, "KUBECONFIG": str(sim.kubeconfig), "SLACK_BOT_TOKEN": ws.BOT_TOKEN,
-           "SLACK_SIGNING_SECRET": ws.SIGNING_SECRET, "SLACK_API_URL": slack.url, "GPUBOT_SLACK_MODE": "http",
-           "GPUBOT_HTTP_PORT": str(port), "GPUBOT_SHUTDOWN_GRACE": str(grace), "PYTHONPATH": str(ROOT),
-           "GPUBOT_DATABASE_URL": migrated_sqlite(tmp_path / "gpubot.db")}
+           "SLACK_API_URL": slack.url, "GPUBOT_SLACK_MODE": mode, "GPUBOT_SHUTDOWN_GRACE": str(grace),
+           "PYTHONPATH": str(ROOT), "GPUBOT_DATABASE_URL": migrated_sqlite(tmp_path / "gpubot.db")}
+    if mode == "http":
+        env.update(SLACK_SIGNING_SECRET=ws.SIGNING_SECRET, GPUBOT_HTTP_PORT=str(port))
+        ready = b"listening for Slack"
+    else:
+        env.update(SLACK_APP_TOKEN=ws.APP_TOKEN)
+        ready = b"connected to Slack in Socket Mode"
     log = tmp_path / "serve.log"
     with log.open("w") as out:  # a file, not a pipe nobody reads
         proc = subprocess.Popen([sys.executable, "-m", "bot.cli", "serve"], env=env, cwd=ROOT,
                                 stdout=out, stderr=subprocess.STDOUT)
     try:
-        send = SlackRequests(f"http://127.0.0.1:{port}", secret=ws.SIGNING_SECRET)
         deadline = time.monotonic() + 60
-        while b"listening for Slack" not in log.read_bytes():
+        while ready not in log.read_bytes():
             assert proc.poll() is None, log.read_text()
             assert time.monotonic() < deadline, "gpubot serve did not start"
             time.sleep(0.1)
-        yield proc, send, log
+        yield proc, SlackRequests(f"http://127.0.0.1:{port}", secret=ws.SIGNING_SECRET), log
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -65,6 +70,10 @@ def _diagnosing(slack: FakeSlack, send: SlackRequests) -> None:
     slack.wait_for("chat.postMessage", timeout=30, predicate=lambda c: c.args["text"].startswith("Diagnosing"))
 
 
+def _answered(slack: FakeSlack) -> list:
+    return [c for c in slack.calls("chat.update") if "scheduling.untolerated_taint" in json.dumps(c.args)]
+
+
 def test_sigterm_lets_the_diagnosis_in_progress_answer(seed_sim, tmp_path):
     with FakeSlack() as slack, _serving(seed_sim, slack, tmp_path, grace=60) as (proc, send, log):
         _fault(seed_sim, delay=3)  # the diagnosis is still reading events when the signal comes
@@ -74,8 +83,7 @@ def test_sigterm_lets_the_diagnosis_in_progress_answer(seed_sim, tmp_path):
             assert proc.wait(timeout=60) == 0, log.read_text()
         finally:
             _clear_faults(seed_sim)
-        final = [c for c in slack.calls("chat.update") if "scheduling.untolerated_taint" in json.dumps(c.args)]
-        assert final, [c.args.get("text") for c in slack.calls("chat.update")]
+        assert _answered(slack), [c.args.get("text") for c in slack.calls("chat.update")]
         assert "letting 1 diagnoses in progress finish" in log.read_text()
         assert "stopped after the diagnoses in progress finished" in log.read_text()
 
@@ -90,7 +98,25 @@ def test_work_past_the_grace_period_is_abandoned_with_a_log_line(seed_sim, tmp_p
         finally:
             _clear_faults(seed_sim)
         assert "1 diagnoses still running after 0.5 s were abandoned" in log.read_text()
-        assert not [c for c in slack.calls("chat.update") if "scheduling.untolerated_taint" in json.dumps(c.args)]
+        assert not _answered(slack)
+
+
+def test_socket_mode_sigterm_also_lets_the_diagnosis_answer(seed_sim, tmp_path):
+    with FakeSlack(socket_mode=True) as slack, \
+            _serving(seed_sim, slack, tmp_path, grace=60, mode="socket") as (proc, _, log):
+        _fault(seed_sim, delay=3)
+        try:
+            command = payloads.fixture("socket_mode_slash_commands.json")["payload"]
+            command.update(text=COMMAND, channel_id="C0TRAIN", user_id="U0ALICE")
+            envelope = slack.socket_mode.deliver("slash_commands", command)
+            slack.socket_mode.wait_for_ack(envelope, timeout=10)
+            slack.wait_for("chat.postMessage", timeout=30, predicate=lambda c: c.args["text"].startswith("Diagnosing"))
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(timeout=60) == 0, log.read_text()
+        finally:
+            _clear_faults(seed_sim)
+        assert _answered(slack)
+        assert "stopped after the diagnoses in progress finished" in log.read_text()
 
 
 @pytest.mark.parametrize("value", ["0", "soon"])

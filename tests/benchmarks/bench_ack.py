@@ -9,7 +9,6 @@ Run: make bench  (or .venv/bin/python tests/benchmarks/bench_ack.py)
 from __future__ import annotations
 
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -22,6 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from tests.fakes import workspace as ws  # noqa: E402
+from tests.fakes.ports import free_port  # noqa: E402
 from tests.fakes.signing import SlackRequests  # noqa: E402
 from tests.fakes.slack_api import FakeSlack  # noqa: E402
 
@@ -29,12 +29,6 @@ CONCURRENT = 50
 LIMIT_P99 = 1.5  # half of Slack's 3 s; measured 0.47-0.61 s on a 2-core machine
 COMMANDS = ["why-pending pytorch-dist-job -n t5-fsdp", "diagnose pod/gpu-pod -n automode-taint",
             "diagnose pytorchjob/llama-3-8b-fsdp -n llm-consolidation", "nodepools", "why-pending llama-3-8b-zonal -n llm-zonal"]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _wait_for(check, what: str, timeout: float = 60) -> None:
@@ -63,7 +57,7 @@ def main() -> int:
         bot = None
         try:
             _wait_for(kubeconfig.exists, "the simulated cluster")
-            port = _free_port()
+            port = free_port()
             env = {**os.environ, **creds, "KUBECONFIG": str(kubeconfig), "SLACK_BOT_TOKEN": ws.BOT_TOKEN,
                    "SLACK_SIGNING_SECRET": ws.SIGNING_SECRET, "SLACK_API_URL": slack.url,
                    "GPUBOT_SLACK_MODE": "http", "GPUBOT_HTTP_PORT": str(port),

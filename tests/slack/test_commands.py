@@ -44,7 +44,7 @@ def test_bad_input_is_answered_in_the_ack_and_nothing_is_posted(slack_bot):
         assert status == 200
         answer = json.loads(body)
         assert answer["response_type"] == "ephemeral" and "\n" not in answer["text"]
-    time.sleep(0.3)
+    slack_bot.settle()
     assert [c for c in slack_bot.slack.calls("chat.postMessage") if c.args["channel"] == "C0BADINPUT"] == []
 
 

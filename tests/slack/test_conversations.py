@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import time
 
 from tests.slack.conftest import assert_valid_blocks
 
@@ -48,5 +47,5 @@ def test_a_log_pasted_in_the_bots_thread_is_explained(slack_bot):
 def test_chatter_in_other_threads_is_left_alone(slack_bot):
     slack_bot.send.thread_message("thanks, looking now", thread_ts="1767000000.000100", ts="1767225607.000100")
     slack_bot.send.thread_message("line1\nline2\nline3\nline4", thread_ts="1767000000.000100", ts="1767225608.000100")
-    time.sleep(0.5)
+    slack_bot.settle()
     assert [c for c in slack_bot.slack.calls("chat.postMessage") if c.args.get("thread_ts") == "1767000000.000100"] == []

@@ -36,7 +36,7 @@ def test_replayed(slack_bot):
     assert slack_bot.send.raw(_body(), headers).status == 200
     assert slack_bot.send.raw(_body(), headers).status == 401
     slack_bot.slack.wait_for("chat.postMessage", count=1)
-    time.sleep(0.3)
+    slack_bot.settle()
     assert len(slack_bot.slack.calls("chat.postMessage")) == 1  # the replay did nothing
 
 

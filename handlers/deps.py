@@ -7,6 +7,7 @@ from bot.recent import Recent
 from bot.service import DiagnosisService
 from bot.settings import Settings
 from bot.store import IncidentStore
+from bot.threads import BotThreads
 from playbooks.model import Diagnosis
 
 
@@ -15,10 +16,13 @@ class Deps:
     service: DiagnosisService
     settings: Settings
     store: IncidentStore | None = None
-    # (channel, thread ts) of threads the bot answered in: a log pasted there gets explained.
-    threads: Recent[bool] = field(default_factory=lambda: Recent(2000))
+    # Threads the bot answered in: a log pasted there gets explained (shared through the store).
+    threads: BotThreads = field(init=False)
     # target key -> its latest diagnosis, for "Show evidence" without a second run.
     diagnoses: Recent[Diagnosis] = field(default_factory=lambda: Recent(500))
+
+    def __post_init__(self) -> None:
+        self.threads = BotThreads(self.store)
 
     def namespace_for(self, channel: str | None, explicit: str | None) -> str:
         return explicit or self.settings.channel_namespaces.get(channel or "", "") or self.settings.namespace

@@ -30,11 +30,13 @@ def register(app: App, deps: Deps) -> None:
     def on_message(event, client):
         if event.get("bot_id") or event.get("subtype"):
             return  # our own posts, edits, joins: not questions
+        if event.get("channel_type") == "im":
+            _answer(event, client, deps)
+            return
         channel, thread = event.get("channel"), event.get("thread_ts")
-        in_our_thread = thread is not None and (channel, thread) in deps.threads
-        if event.get("channel_type") == "im" or in_our_thread:
-            if in_our_thread and not looks_like_log(event.get("text", "")):
-                return  # conversation in the thread, not for us
+        # Only a log pasted in one of the bot's threads is for us; the rest is people talking. The
+        # cheap test first: asking the store about every thread message would be wasted work.
+        if thread is not None and looks_like_log(event.get("text", "")) and deps.threads.knows(channel, thread):
             _answer(event, client, deps)
 
     app.event("app_mention")(ack=lambda ack: ack(), lazy=[on_mention])
@@ -45,7 +47,8 @@ def _answer(event: dict, client, deps: Deps) -> None:
     text = _MENTION.sub("", event.get("text", "")).strip()
     channel = event["channel"]
     thread = event.get("thread_ts") or event["ts"]
-    deps.threads.put((channel, thread), True)
+    if event.get("channel_type") != "im":  # in a DM every message is answered anyway
+        deps.threads.remember(channel, thread)
     reply = Reply(client=client, channel=channel, user=event.get("user"), thread_ts=thread)
     if looks_like_log(text):
         flows.explain(reply, deps, text=text.replace("```", ""), private=False)

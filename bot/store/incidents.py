@@ -14,17 +14,19 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Callable, TypeVar
 
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine, delete, func, select
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from bot.errors import GpubotError, NotFoundError, UserError
-from bot.store.models import DiagnosisRun, FindingRecord, Incident, TimelineEntry
+from bot.store.models import BotThread, DiagnosisRun, FindingRecord, Incident, TimelineEntry
 from playbooks.model import SEVERITIES, Diagnosis, Finding
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 WEEK = timedelta(days=7)
+# How long a thread the bot answered in stays one where a pasted log gets explained.
+THREAD_MEMORY = timedelta(days=30)
 _TRANSIENT = ("database is locked", "could not connect", "connection refused", "server closed the connection",
               "terminating connection", "connection reset", "timeout expired", "could not serialize", "deadlock detected")
 
@@ -305,6 +307,26 @@ class IncidentStore:
                                    .where(DiagnosisRun.at >= self._clock() - since)
                                    .group_by(Incident.code).order_by(func.count(DiagnosisRun.id).desc())).all()
             return {code: count for code, count in rows}
+        return self._tx(work)
+
+    # -- Slack threads the bot answered in (shared by replicas) ----------------------------------
+
+    def remember_thread(self, channel: str, thread_ts: str) -> None:
+        """Note a thread the bot answered in, forgetting those older than THREAD_MEMORY on the way."""
+        def work(session: Session) -> None:
+            now = self._clock()
+            if session.get(BotThread, (channel, thread_ts)) is None:
+                session.add(BotThread(channel=channel, thread_ts=thread_ts, created_at=now))
+            session.execute(delete(BotThread).where(BotThread.created_at < now - THREAD_MEMORY))
+        try:
+            self._tx(work)
+        except IntegrityError:
+            pass  # another replica noted the same thread at the same moment
+
+    def knows_thread(self, channel: str, thread_ts: str) -> bool:
+        def work(session: Session) -> bool:
+            row = session.get(BotThread, (channel, thread_ts))
+            return row is not None and _aware(row.created_at) >= self._clock() - THREAD_MEMORY
         return self._tx(work)
 
 

@@ -96,3 +96,15 @@ class TimelineEntry(Base):
     detail: Mapped[str] = mapped_column(Text, nullable=False, default="")
 
     incident: Mapped[Incident] = relationship(back_populates="timeline")
+
+
+class BotThread(Base):
+    """A Slack thread the bot answered in (see migration 0002)."""
+
+    __tablename__ = "bot_threads"
+
+    channel: Mapped[str] = mapped_column(String(32), primary_key=True)
+    thread_ts: Mapped[str] = mapped_column(String(32), primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+
+    __table_args__ = (Index("ix_bot_threads_created_at", "created_at"),)

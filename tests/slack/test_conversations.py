@@ -49,3 +49,43 @@ def test_chatter_in_other_threads_is_left_alone(slack_bot):
     slack_bot.send.thread_message("line1\nline2\nline3\nline4", thread_ts="1767000000.000100", ts="1767225608.000100")
     slack_bot.settle()
     assert [c for c in slack_bot.slack.calls("chat.postMessage") if c.args.get("thread_ts") == "1767000000.000100"] == []
+
+
+def test_a_log_pasted_in_a_thread_another_replica_answered_is_explained(seed_sim, db_url, monkeypatch):
+    """Two replicas behind one Service share the database: the paste may reach the other one."""
+    from bot.app import create_app, work_pool
+    from bot.http_server import SlackHttpServer
+    from bot.settings import load_settings
+    from bot.store import make_engine, migrate
+    from tests.conftest import SIM_ENV
+    from tests.fakes import workspace as ws
+    from tests.fakes.signing import SlackRequests
+    from tests.fakes.slack_api import FakeSlack
+    from tests.slack.conftest import bot_env
+
+    for key, value in SIM_ENV.items():
+        monkeypatch.setenv(key, value)
+    engine = make_engine(db_url)
+    migrate.upgrade(engine)
+    engine.dispose()
+    with FakeSlack() as slack:
+        settings = load_settings(bot_env(seed_sim, slack, GPUBOT_DATABASE_URL=db_url))
+        apps = [create_app(settings) for _ in range(2)]
+        replicas = [SlackHttpServer(app, host="127.0.0.1", port=0).start() for app in apps]
+        try:
+            one, two = (SlackRequests(f"http://127.0.0.1:{r.port}", secret=ws.SIGNING_SECRET) for r in replicas)
+            one.app_mention("<@U0BOT> why is my job pending?", channel="C0T5", ts="1767225610.000100")
+            slack.wait_for("chat.postMessage", predicate=lambda c: c.args.get("thread_ts") == "1767225610.000100")
+            log = "```\n" + "NET/OFI Request 0x7f completed with error. RC: 103. Error: 4126 (Unresponsive receiver " \
+                  "(reachable by EFA device but handshake failed) My EFA addr: x)\n" * 3 + "```"
+            two.thread_message(log, channel="C0T5", thread_ts="1767225610.000100", ts="1767225611.000100")
+            answer = slack.wait_for("chat.postMessage", count=2, timeout=20,
+                                    predicate=lambda c: c.args.get("thread_ts") == "1767225610.000100")[-1]
+            assert "nccl.peer_unresponsive" in json.dumps(answer.args["blocks"])
+            # ...while a thread neither replica answered stays the people's own
+            two.thread_message(log, channel="C0T5", thread_ts="1767000000.000200", ts="1767225612.000100")
+            assert work_pool(apps[1]).wait_idle(20)
+            assert [c for c in slack.calls("chat.postMessage") if c.args.get("thread_ts") == "1767000000.000200"] == []
+        finally:
+            for replica in replicas:
+                replica.stop()

@@ -60,6 +60,13 @@ def test_migrations_upgrade_and_downgrade(db_url):
         tables = set(conn.dialect.get_table_names(conn))
     assert "incidents" not in tables and "timeline" not in tables
     assert migrate.upgrade(engine, "0001") == "0001"
+    with pytest.raises(SchemaBehind):
+        check_current(engine)  # 0002 (bot_threads) still to come
+    assert migrate.upgrade(engine) == "0002"
+    assert migrate.downgrade(engine, "0001") == "0001"
+    with engine.connect() as conn:
+        tables = set(conn.dialect.get_table_names(conn))
+    assert "bot_threads" not in tables and "incidents" in tables
     with pytest.raises(UserError):
         migrate.upgrade(engine, "9999")
     engine.dispose()
@@ -183,3 +190,19 @@ def test_transient_failures_are_retried_and_an_outage_is_reported(pg_url):
         engine.dispose()
     finally:
         proxy.stop()
+
+
+def test_threads_are_shared_between_replicas_and_forgotten_after_thirty_days(engine, clock):
+    one, two = IncidentStore(engine, clock=clock), IncidentStore(engine, clock=clock)
+    assert not two.knows_thread("C0TRAIN", "1767225600.000100")
+    one.remember_thread("C0TRAIN", "1767225600.000100")
+    one.remember_thread("C0TRAIN", "1767225600.000100")  # a retried event: still one row
+    assert two.knows_thread("C0TRAIN", "1767225600.000100")
+    assert not two.knows_thread("C0OTHER", "1767225600.000100")
+    clock.now += timedelta(days=29)
+    assert two.knows_thread("C0TRAIN", "1767225600.000100")
+    clock.now += timedelta(days=2)
+    assert not two.knows_thread("C0TRAIN", "1767225600.000100")
+    one.remember_thread("C0TRAIN", "1767229000.000100")  # writing prunes what is past keeping
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT thread_ts FROM bot_threads")).scalars().all() == ["1767229000.000100"]

@@ -52,8 +52,8 @@ def _finish_work(pool: WorkPool, grace: float) -> None:
     if pool.wait_idle(grace):
         log.info("gpubot: stopped after the diagnoses in progress finished")
     else:
-        log.warning("gpubot: %d diagnoses still running after %g s were abandoned (their users can run the command again)",
-                    pool.unfinished, grace)
+        log.warning("gpubot: %d diagnoses still running after %g s were abandoned "
+                    "(their users can run the command again)", pool.unfinished, grace)
 
 
 def socket_mode_handler(app, settings: Settings):

@@ -274,6 +274,7 @@ PATHOLOGICAL = [
 
 @pytest.mark.parametrize("line", PATHOLOGICAL, ids=range(len(PATHOLOGICAL)))
 def test_no_catastrophic_backtracking(line: str) -> None:
+    scan_line("warm-up", source="x")  # compiling the catalogue's patterns is not what is timed
     started = time.perf_counter()
     scan_line(line, source="x")
     assert time.perf_counter() - started < 0.5

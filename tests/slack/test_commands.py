@@ -92,7 +92,7 @@ def test_slow_cluster_shows_progress(slack_bot, seed_sim):
         started = time.monotonic()
         status, _, _ = slack_bot.command("diagnose pod/gpu-pod --cluster gpubot-sim -n automode-taint")
         # The diagnosis needs at least 4 s (two delayed event reads); the ack does not wait for any of it.
-        assert status == 200 and time.monotonic() - started < 2
+        assert status == 200 and time.monotonic() - started < 3  # Slack's limit, and under the 4 s
         final = slack_bot.final_update(contains="scheduling.untolerated_taint")
         updates = slack_bot.slack.calls("chat.update")
         progress = [u for u in updates if u.time < final.time and "Diagnosing pod/gpu-pod" in u.args["text"]]

@@ -13,7 +13,7 @@ from bot.sim_cli import SIM_CREDENTIALS
 
 def run(settings: Settings, *, as_json: bool = False) -> int:
     from bot.service import DiagnosisService
-    from bot.sim.serve import start_sim
+    from sim.serve import start_sim
 
     out = sys.stdout
     color = out.isatty() and not os.environ.get("NO_COLOR")

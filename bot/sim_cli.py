@@ -11,7 +11,7 @@ SIM_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "tes
 
 
 def run(args: argparse.Namespace) -> int:
-    from bot.sim.scenarios import ScenarioError, list_scenarios
+    from sim.scenarios import ScenarioError, list_scenarios
 
     if args.sim_command == "list":
         scenarios = list_scenarios()
@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--port must be between 0 and 65535, got {args.port}")
     scale = _scale(args.scale)
     try:
-        from bot.sim.serve import serve_forever, start_sim
+        from sim.serve import serve_forever, start_sim
     except ImportError as exc:
         raise UserError(f"the simulated cluster needs the 'sim' extra ({exc.name} is missing): pip install 'gpubot[sim]'") from None
     try:
@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
 def _scale(text: str | None) -> tuple[int, int] | None:
     if not text:
         return None
-    from bot.sim.scale import parse_scale
+    from sim.scale import parse_scale
 
     try:
         return parse_scale(text)

@@ -24,7 +24,7 @@ class CliResult:
 @pytest.fixture(scope="session")
 def seed_sim():
     """Every seed scenario in one simulated cluster, with moto answering EC2."""
-    from bot.sim.serve import start_sim
+    from sim.serve import start_sim
 
     with start_sim(scenarios=None) as sim:
         yield sim

@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bot.service import DiagnosisService  # noqa: E402
 from bot.settings import load_settings  # noqa: E402
-from bot.sim.serve import start_sim  # noqa: E402
+from sim.serve import start_sim  # noqa: E402
 
 REPEAT = 5
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}

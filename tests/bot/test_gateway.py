@@ -69,7 +69,7 @@ def test_timeout_names_the_cluster_and_the_limit(seed_sim):
 
 def test_unreachable_cluster(tmp_path):
     with refused_port() as port:
-        from bot.sim.kubeconfig import write_kubeconfig
+        from sim.kubeconfig import write_kubeconfig
 
         path = tmp_path / "kubeconfig"
         write_kubeconfig(path, server_url=f"http://127.0.0.1:{port}", context="dead")

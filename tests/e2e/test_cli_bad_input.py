@@ -86,7 +86,7 @@ def test_ask_without_a_target_lists_pending_jobs(sim_env, cli):
 
 def test_unreachable_cluster_is_one_line(tmp_path, monkeypatch, cli):
 
-    from bot.sim.kubeconfig import write_kubeconfig
+    from sim.kubeconfig import write_kubeconfig
 
     with refused_port() as port:
         write_kubeconfig(tmp_path / "kc", server_url=f"http://127.0.0.1:{port}", context="prod-east")

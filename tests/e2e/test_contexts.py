@@ -5,7 +5,7 @@ import json
 
 import yaml
 
-from bot.sim.serve import start_sim
+from sim.serve import start_sim
 
 
 def test_context_picks_the_cluster(sim_env, tmp_path, monkeypatch, cli):

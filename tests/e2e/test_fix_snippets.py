@@ -7,7 +7,7 @@ import json
 import pytest
 import yaml
 
-from bot.sim.scenarios import list_scenarios
+from sim.scenarios import list_scenarios
 from playbooks.validation import validate_object, validate_patch
 
 SCENARIOS = list_scenarios()

@@ -6,7 +6,7 @@ import pytest
 
 from bot.service import DiagnosisService
 from bot.settings import load_settings
-from bot.sim.serve import start_sim
+from sim.serve import start_sim
 
 from tests.conftest import SIM_ENV
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from bot.sim.scenarios import list_scenarios
+from sim.scenarios import list_scenarios
 
 SCENARIOS = list_scenarios()
 

@@ -13,7 +13,7 @@ from bot.render.blocks import (approval_preview_blocks, check, check_modal, diag
                                nodepools_blocks, nodes_blocks, progress_blocks)
 from bot.render.blocks import limits
 from bot.render.blocks.text import cut, escape, fenced_chunks, quote, split_mrkdwn
-from bot.sim.scenarios import list_scenarios
+from sim.scenarios import list_scenarios
 from playbooks.fleet import nodepools_report, nodes_report
 from playbooks.model import Diagnosis, Evidence, Finding, Fix, Target
 from playbooks.remediations import annotate_do_not_disrupt, nodepool_consolidation

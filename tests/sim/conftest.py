@@ -8,7 +8,7 @@ from textwrap import dedent
 import pytest
 from kubernetes import client, config
 
-from bot.sim.serve import SimHandle, start_sim
+from sim.serve import SimHandle, start_sim
 
 BASE = """\
 name: _base

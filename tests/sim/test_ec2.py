@@ -1,7 +1,7 @@
 import boto3
 
-from bot.sim.ec2 import start_ec2
-from bot.sim.serve import start_sim
+from sim.ec2 import start_ec2
+from sim.serve import start_sim
 
 
 def _ec2(url):

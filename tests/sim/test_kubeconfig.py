@@ -1,7 +1,7 @@
 import yaml
 from kubernetes import client, config
 
-from bot.sim.kubeconfig import write_kubeconfig
+from sim.kubeconfig import write_kubeconfig
 
 
 def test_kubeconfig_carries_the_aws_extension(tmp_path):

@@ -1,6 +1,6 @@
 import pytest
 
-from bot.sim.patching import PatchError, PatchTestFailed, json_patch, merge_patch
+from sim.patching import PatchError, PatchTestFailed, json_patch, merge_patch
 
 
 def test_merge_patch_merges_deletes_and_replaces_without_mutating():

@@ -3,10 +3,10 @@ import time
 import pytest
 from kubernetes import client, config
 
-from bot.sim.cluster import Cluster
-from bot.sim.kubeconfig import write_kubeconfig
-from bot.sim.scale import add_synthetic, parse_scale
-from bot.sim.server import SimServer
+from sim.cluster import Cluster
+from sim.kubeconfig import write_kubeconfig
+from sim.scale import add_synthetic, parse_scale
+from sim.server import SimServer
 
 
 def test_parse_scale():

@@ -18,7 +18,7 @@ import yaml
 from playbooks.codes import CODE_SET
 from playbooks.validation import validate_object
 
-SCENARIO_DIR = Path(__file__).resolve().parents[2] / "bot" / "sim" / "scenarios"
+SCENARIO_DIR = Path(__file__).resolve().parents[2] / "sim" / "scenarios"
 REQUIRED_KEYS = ("name", "seed", "description", "target", "namespace", "expect", "objects", "logs")
 TARGET_KINDS = {"pod": "Pod", "job": "Job", "pytorchjob": "PyTorchJob", "node": "Node", "nodepool": "NodePool"}
 CLUSTER_SCOPED = {"Namespace", "Node", "NodePool", "NodeClaim", "EC2NodeClass", "NodeClass"}

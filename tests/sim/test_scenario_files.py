@@ -10,8 +10,8 @@ import json
 import pytest
 from kubernetes import client
 
-from bot.sim.cluster import Cluster
-from bot.sim.scenarios import list_scenarios, load_into
+from sim.cluster import Cluster
+from sim.scenarios import list_scenarios, load_into
 
 TYPED_MODELS = {
     ("", "Namespace"): "V1Namespace",

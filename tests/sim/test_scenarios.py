@@ -1,7 +1,7 @@
 import pytest
 
-from bot.sim.cluster import Cluster
-from bot.sim.scenarios import ScenarioError, ScenarioInfo, list_scenarios, load_into
+from sim.cluster import Cluster
+from sim.scenarios import ScenarioError, ScenarioInfo, list_scenarios, load_into
 from tests.sim.conftest import write_scenarios
 
 

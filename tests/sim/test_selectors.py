@@ -1,6 +1,6 @@
 import pytest
 
-from bot.sim.selectors import SelectorError, parse_field_selector, parse_label_selector
+from sim.selectors import SelectorError, parse_field_selector, parse_label_selector
 
 LABELS = {"app": "trainer", "role": "worker", "tier": "spot", "gen": "3"}
 

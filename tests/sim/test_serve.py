@@ -9,13 +9,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 from kubernetes import client, config
 
-from bot.sim.serve import start_sim
+from sim.serve import start_sim
 
 SERVE = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from bot.sim.serve import serve_forever, start_sim
+    from sim.serve import serve_forever, start_sim
     handle = start_sim(scenarios=["alpha"], ec2=False, directory=sys.argv[1], kubeconfig_out=Path(sys.argv[2]))
     serve_forever(handle)
     """

@@ -107,7 +107,7 @@ def test_unreachable_cluster_is_one_line(seed_sim, tmp_path, monkeypatch):
     from bot.app import create_app
     from bot.http_server import SlackHttpServer
     from bot.settings import load_settings
-    from bot.sim.kubeconfig import write_kubeconfig
+    from sim.kubeconfig import write_kubeconfig
     from tests.fakes.signing import SlackRequests
     from tests.fakes.slack_api import FakeSlack
     from tests.slack.conftest import bot_env, migrated_sqlite

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from bot.sim import discovery, resources
-from bot.sim.cluster import Cluster
-from bot.sim.resources import ApiError, ResourceType
-from bot.sim.selectors import SelectorError, parse_field_selector, parse_label_selector
+from sim import discovery, resources
+from sim.cluster import Cluster
+from sim.resources import ApiError, ResourceType
+from sim.selectors import SelectorError, parse_field_selector, parse_label_selector
 
 JSON = "application/json"
 TEXT = "text/plain"

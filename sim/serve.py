@@ -9,13 +9,13 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bot.sim import scenarios as scenario_files
-from bot.sim.cluster import Cluster
-from bot.sim.ec2 import Ec2Handle, start_ec2
-from bot.sim.kubeconfig import write_kubeconfig
-from bot.sim.scale import add_synthetic
-from bot.sim.scenarios import ScenarioInfo
-from bot.sim.server import SimServer
+from sim import scenarios as scenario_files
+from sim.cluster import Cluster
+from sim.ec2 import Ec2Handle, start_ec2
+from sim.kubeconfig import write_kubeconfig
+from sim.scale import add_synthetic
+from sim.scenarios import ScenarioInfo
+from sim.server import SimServer
 
 DEFAULT_CONTEXT = "gpubot-sim"
 DEFAULT_REGION = "ap-northeast-2"

@@ -18,10 +18,10 @@ import traceback
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qsl, urlsplit
 
-from bot.sim import api
-from bot.sim.cluster import Cluster
-from bot.sim.control import ControlState, Fault, parse_fault
-from bot.sim.resources import ApiError
+from sim import api
+from sim.cluster import Cluster
+from sim.control import ControlState, Fault, parse_fault
+from sim.resources import ApiError
 
 _FAULT_REASONS = {429: "TooManyRequests", 500: "InternalError", 503: "ServiceUnavailable", 504: "Timeout"}
 

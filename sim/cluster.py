@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Callable, Iterable
 
-from bot.sim import resources
-from bot.sim.logs import LogKey, LogStore, pick_container, tail
-from bot.sim.patching import PatchBodyError, PatchError, PatchTestFailed, UnsupportedPatchType, apply_patch
-from bot.sim.resources import KNOWN_TYPES, ApiError, ResourceType
-from bot.sim.selectors import FieldSelector, LabelSelector
+from sim import resources
+from sim.logs import LogKey, LogStore, pick_container, tail
+from sim.patching import PatchBodyError, PatchError, PatchTestFailed, UnsupportedPatchType, apply_patch
+from sim.resources import KNOWN_TYPES, ApiError, ResourceType
+from sim.selectors import FieldSelector, LabelSelector
 
 ObjectKey = tuple[str, str]  # (namespace or "", name)
 

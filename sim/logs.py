@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-from bot.sim import resources
+from sim import resources
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.sim.cluster import Cluster
+from sim.cluster import Cluster
 
 _VERBS = ["create", "delete", "get", "list", "patch", "update"]
 

@@ -12,7 +12,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Iterator
 
-from bot.sim.cluster import Cluster
+from sim.cluster import Cluster
 
 PODS_PER_JOB = 8
 PODS_PER_NAMESPACE = 2000

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import yaml
 
-from bot.sim.cluster import Cluster
+from sim.cluster import Cluster
 
 BASE_NAME = "_base"
 # Namespaces every real cluster has; objects may live there without a scenario declaring them.

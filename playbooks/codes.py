@@ -7,6 +7,8 @@ FailedScheduling noise; a disruption explains the SIGTERM).
 from __future__ import annotations
 
 CODES: tuple[str, ...] = (
+    # Held on purpose (suspended job, Kueue, schedulingGates): nothing else about scheduling matters yet.
+    "scheduling.gated",
     "scheduling.pod_affinity_unsatisfiable",
     "karpenter.nodepool_limit_reached",
     "karpenter.offering_unavailable_in_zone",
@@ -36,6 +38,8 @@ CODES: tuple[str, ...] = (
     "scheduling.insufficient_gpu",
     "scheduling.node_lifecycle_taint",
     "image.slow_pull",
+    # A node is on its way: the answer when nothing is wrong yet.
+    "karpenter.provisioning",
 )
 
 CODE_SET = frozenset(CODES)

@@ -75,7 +75,22 @@ class Ec2Facts:
     candidates: dict[str, dict] = field(default_factory=dict)
     # instance type -> zones where it is offered
     zones: dict[str, frozenset[str]] = field(default_factory=dict)
+    # instance type -> zone -> capacity types offered there ("on-demand", "spot", "reserved");
+    # empty when capacity types could not be checked
+    offerings: dict[str, dict[str, frozenset[str]]] = field(default_factory=dict)
     region: str | None = None
+    # where instance-type facts came from: "ec2" or the embedded catalogue (when EC2 cannot be asked)
+    source: str = "ec2"
+
+
+@dataclass
+class KarpenterInfo:
+    """The Karpenter controller as found in the cluster (None fields: not known)."""
+
+    namespace: str | None = None
+    version: str | None = None  # image tag, e.g. "1.3.2"
+    leader: str | None = None  # pod holding the leader-election Lease
+    replicas: int = 0
 
 
 @dataclass
@@ -94,6 +109,14 @@ class Facts:
     karpenter_log: list[str] | None = None  # lines about this target; None: no controller in the cluster
     karpenter_source: str = "karpenter controller log"
     device_plugins: list[dict] = field(default_factory=list)
+    daemonsets: list[dict] = field(default_factory=list)  # every DaemonSet: overhead on new nodes
+    # "pvc/<ns>/<name>" and "pv/<name>" for the volumes of pending pods (zone topology)
+    volumes: dict[str, dict] = field(default_factory=dict)
+    # "<namespace>|<label selector>" -> pods matching a pending pod's spread / anti-affinity selector
+    peer_pods: dict[str, list[dict]] = field(default_factory=dict)
+    karpenter: KarpenterInfo = field(default_factory=KarpenterInfo)
+    # API group -> version this cluster serves it at ("karpenter.sh": "v1beta1"); absent: not served
+    api_versions: dict[str, str] = field(default_factory=dict)
     # node name -> [(device plugin pod ref, log tail)]
     device_plugin_logs: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     ec2: Ec2Facts = field(default_factory=Ec2Facts)

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import Callable, Protocol
 
-from playbooks.facts import Ec2Facts, Facts, FactsUnavailable, PodFacts
+from playbooks.facts import Facts, PodFacts
 from playbooks.model import Target
-from playbooks.requirements import instance_patterns, is_auto_mode, label_prefix, nodepool_requirements, type_allowed
+from playbooks.gather_ec2 import Catalog, gather_ec2
+from playbooks.requirements import is_auto_mode
 
 _NOMINATED = re.compile(r"nodeclaim/(?P<name>[a-z0-9][-a-z0-9.]*)")
 KUBEFLOW_JOB_LABEL = "training.kubeflow.org/job-name"
@@ -36,14 +37,6 @@ class Gateway(Protocol):  # what the engine needs from bot.gateway.ClusterGatewa
     def pod_log(self, namespace: str, name: str, *, container: str | None, previous: bool) -> str | None: ...
     def karpenter_log(self) -> tuple[str | None, str | None]: ...
     def device_plugin_daemonsets(self) -> list[dict]: ...
-
-
-class Catalog(Protocol):  # what the engine needs from bot.gateway.Ec2Catalog
-    region: str | None
-    unavailable_reason: str | None
-
-    def matching(self, patterns: list[str]) -> dict[str, Any]: ...
-    def zones_offering(self, names: list[str]) -> dict[str, frozenset[str]]: ...
 
 
 @dataclass(frozen=True)
@@ -87,7 +80,7 @@ def gather(target: Target, *, owner: dict | None, pod: dict | None, node: dict |
     _gather_device_plugins(facts, gateway=gateway)
     if facts.pending_pods() or target.kind == "nodepool":
         step("checking instance types and zone offerings with EC2")
-        facts.ec2 = _gather_ec2(facts, catalog=catalog)
+        facts.ec2 = gather_ec2(facts, catalog=catalog)
     if facts.ec2.unavailable:
         facts.gaps.append(
             f"EC2 facts (GPU count, EFA support, zone offerings per instance type) were not checked: {facts.ec2.unavailable}."
@@ -252,47 +245,3 @@ def _gather_device_plugins(facts: Facts, *, gateway: Gateway) -> None:
             text = gateway.pod_log(meta["namespace"], meta["name"], container=containers[0] if containers else None, previous=False)
             entries.append((f"pod/{meta['namespace']}/{meta['name']}", text or ""))
         facts.device_plugin_logs[name] = entries
-
-
-def _gather_ec2(facts: Facts, *, catalog: Catalog | None) -> Ec2Facts:
-    if catalog is None:
-        return Ec2Facts(unavailable="no EC2 catalogue configured")
-    out = Ec2Facts(region=catalog.region)
-    wanted = {n for pod in facts.pending_pods() for n in considered_nodepools(pod, facts)}
-    if facts.target.kind == "nodepool":
-        wanted.add(facts.target.name)
-    try:
-        for name in sorted(wanted & set(facts.nodepools)):
-            out.candidates[name] = candidates_for(facts.nodepools[name], catalog=catalog)
-        names = sorted({t for c in out.candidates.values() for t in c})
-        if names:
-            out.zones = catalog.zones_offering(names)
-    except FactsUnavailable as exc:
-        return Ec2Facts(unavailable=str(exc), region=catalog.region)
-    return out
-
-
-_NODEPOOL_NAMED = re.compile(r"""(?:nodepool "|NodePool=|provisioner ")(?P<name>[a-z0-9][-a-z0-9.]*)""")
-
-
-def considered_nodepools(pod: PodFacts, facts: Facts) -> list[str]:
-    """NodePools that could serve a pending pod: the one it selects, else those Karpenter's own
-    FailedScheduling events say it evaluated, else every NodePool."""
-    selected = ((pod.pod.get("spec") or {}).get("nodeSelector") or {}).get("karpenter.sh/nodepool")
-    if selected:
-        return [selected]
-    named: list[str] = []
-    for event in pod.events:
-        if event.get("reason") == "FailedScheduling":
-            named += [m.group("name") for m in _NODEPOOL_NAMED.finditer(event.get("message", ""))]
-    named = [n for n in dict.fromkeys(named) if n in facts.nodepools]
-    return named or sorted(facts.nodepools)
-
-
-def candidates_for(nodepool: dict, *, catalog: Catalog) -> dict[str, Any]:
-    """Instance types this NodePool's requirements allow, with their EC2 facts."""
-    reqs = nodepool_requirements(nodepool)
-    prefix = label_prefix(nodepool)
-    flat = [r for rs in reqs.values() for r in rs]
-    found = catalog.matching(instance_patterns(reqs, prefix))
-    return {name: info for name, info in found.items() if type_allowed(info.karpenter_labels(prefix.rstrip("/")), flat)}

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from playbooks.analyzers import evidence as ev
 from playbooks.analyzers.fixes import owner_patch
 from playbooks.facts import Facts, PodFacts
-from playbooks.gather import considered_nodepools
+from playbooks.gather_ec2 import considered_nodepools
 from playbooks.fixes import render_fix
 from playbooks.model import Evidence, Finding
 from playbooks.requirements import (

@@ -280,3 +280,13 @@ def test_no_catastrophic_backtracking(line: str) -> None:
     # The slowest of these takes about 0.1 s (a 64 KiB line, linear); backtracking on one would take
     # minutes, so a bound this loose separates the two without tripping on a busy machine.
     assert time.perf_counter() - started < 2
+
+
+def test_every_code_the_engine_emits_is_in_the_public_contract():
+    """Every code in playbooks.codes is documented in docs/findings.md, the contract."""
+    import re
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "findings.md").read_text()
+    documented = set(re.findall(r"^\| `([a-z]+\.[a-z_]+)` \|", doc, flags=re.M))
+    assert CODE_SET <= documented, sorted(CODE_SET - documented)

@@ -121,6 +121,10 @@ class Facts:
     device_plugin_logs: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     ec2: Ec2Facts = field(default_factory=Ec2Facts)
     gaps: list[str] = field(default_factory=list)
+    # Reads that failed or were not possible ("nodepools", "nodeclaims", "pod logs", "events",
+    # "daemonsets", "karpenter log", ...): an analyzer never concludes from the absence of what it
+    # could not read (a NodePool not read is not a NodePool that does not exist).
+    unread: set[str] = field(default_factory=set)
     # Derived data computed once per diagnosis by analyzers (e.g. scanned signals).
     cache: dict = field(default_factory=dict, repr=False)
 

@@ -7,9 +7,13 @@ from playbooks.registry import Registry
 
 
 def register_all(registry: Registry) -> None:
-    from playbooks.analyzers import affinity, disruption, gpu, nccl, nodes, pending, signals, training
+    from playbooks.analyzers import (
+        affinity, disruption, gpu, nccl, nodes, pending, signals, topology, training, waiting,
+    )
 
+    registry.register("waiting", waiting.analyze)
     registry.register("pending", pending.analyze)
+    registry.register("topology", topology.analyze)
     registry.register("pod-affinity", affinity.analyze)
     registry.register("disruption", disruption.analyze)
     registry.register("nccl", nccl.analyze)

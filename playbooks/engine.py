@@ -7,7 +7,7 @@ from typing import Callable, Protocol
 
 from playbooks.codes import precedence
 from playbooks.facts import Facts
-from playbooks.gather import Catalog, Gateway, Limits, gather
+from playbooks.gather import Catalog, Gateway, Limits, ReadFailed, gather
 from playbooks.model import Diagnosis, Evidence, Finding, Target
 from playbooks.registry import Registry
 
@@ -103,6 +103,9 @@ def order(findings: list[Finding]) -> list[Finding]:
 
 def summarize(facts: Facts, findings: list[Finding]) -> str:
     serious = [f for f in findings if f.severity != "info"]
+    waiting = [f for f in findings if f.code == "karpenter.provisioning"]
+    if not serious and waiting:
+        return waiting[0].title  # not a problem, but the answer to "why is it pending?"
     if not serious:
         state = _state(facts)
         return f"No known problem found for {facts.target}{': ' + state if state else ''}."
@@ -132,8 +135,16 @@ def resolve(target: Target, *, gateway: ResolvingGateway) -> tuple[Target, dict]
         "nodepool": lambda: gateway.get_nodepool(target.name),
     }
     kinds = list(getters) if target.kind == "auto" else [target.kind]
+    refused: ReadFailed | None = None  # a bare name: one kind we may not read must not hide the others
     for kind in kinds:
-        obj = getters[kind]()
+        try:
+            obj = getters[kind]()
+        except ReadFailed as exc:
+            if target.kind != "auto":
+                raise
+            if exc.reason not in ("not installed", "not served"):  # no such API: no object of that kind
+                refused = refused or exc
+            continue
         if obj is not None:
             namespace = (obj.get("metadata") or {}).get("namespace")
             return Target(kind=kind, name=target.name, namespace=namespace), obj
@@ -148,6 +159,8 @@ def resolve(target: Target, *, gateway: ResolvingGateway) -> tuple[Target, dict]
             where = ", ".join(f"{kind}/{target.name} -n {n}" for kind, n in places)
             raise TargetNotFound(f"{target.name} is ambiguous: found {where}. Name the kind and namespace.",
                                  suggestions=[])
+    if refused is not None:
+        raise refused
     if ns and target.kind not in ("node", "nodepool") and not gateway.namespace_exists(ns):
         raise NamespaceNotFound(f"namespace {ns} does not exist in this cluster.")
     what = "anything" if target.kind == "auto" else target.kind

@@ -12,12 +12,34 @@ from playbooks.facts import Facts, PodFacts
 from playbooks.signatures import Signal, scan_line, scan_lines
 
 
+KARPENTER_COMPONENTS = ("karpenter", "eks-auto-mode")
+
+
+def component_of(event: dict) -> str:
+    return str((event.get("source") or {}).get("component") or event.get("reportingComponent")
+               or event.get("reportingController") or "")
+
+
+def time_of(event: dict) -> str:
+    """When an event was last seen: legacy lastTimestamp, or today's series / eventTime."""
+    return str((event.get("series") or {}).get("lastObservedTime") or event.get("lastTimestamp")
+               or event.get("eventTime") or event.get("firstTimestamp")
+               or (event.get("metadata") or {}).get("creationTimestamp") or "")
+
+
 @dataclass(frozen=True)
 class Located:
     signal: Signal
     origin: str  # "event", "condition", "log", "karpenter", "device-plugin", "node-event", "owner-event"
     pod: PodFacts | None = None
     node: str | None = None
+    component: str = ""  # the event's reporting component ("karpenter", "default-scheduler", ...)
+    when: str = ""  # the event's last time (RFC 3339), "" when not known
+
+    @property
+    def from_karpenter(self) -> bool:
+        """Karpenter's own words: its controller log, or an event it (or EKS Auto Mode) reported."""
+        return self.origin == "karpenter" or any(c in self.component for c in KARPENTER_COMPONENTS)
 
 
 def signals(facts: Facts) -> list[Located]:
@@ -30,11 +52,11 @@ def _scan(facts: Facts):
     owner_ref = f"{facts.owner_kind}/{facts.target.namespace}/{facts.target.name}"
     for event in facts.owner_events:
         for sig in scan_line(event.get("message", ""), source=event_source(owner_ref, event)):
-            yield Located(sig, "owner-event")
+            yield Located(sig, "owner-event", component=component_of(event), when=time_of(event))
     for pod in facts.pods:
         for event in pod.events:
             for sig in scan_line(event.get("message", ""), source=event_source(pod.ref, event)):
-                yield Located(sig, "event", pod=pod)
+                yield Located(sig, "event", pod=pod, component=component_of(event), when=time_of(event))
         status = pod.pod.get("status") or {}
         if status.get("message"):
             for sig in scan_line(status["message"], source=f"{pod.ref} status.message"):

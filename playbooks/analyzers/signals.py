@@ -1,10 +1,16 @@
 """The catch-all: known signatures in events and logs that no structural analyzer explained.
 
-Scheduler and Karpenter messages about a pending pod are left to the pending analyzer when it
-explained the pod (they become its evidence) and are only noise (info) while a NodePool can still
-provision for it. A peer's trouble counts one severity lower than the target's own.
+Karpenter's and kube-scheduler's messages are evidence of record: the model of NodePools in the
+pending analyzer may explain them, rank them and add to them, but never silence them. When the model
+expects a pod to fit and the cluster says it does not, the message is still reported at its own
+severity, with lower confidence and a note that the model could not confirm it. A message becomes
+info only when the cluster itself has moved on: the pod was placed since, a node was nominated for it
+after the message, or Karpenter is launching one for it (then the scheduler's "no existing node fits"
+is the expected state). A peer's trouble counts one severity lower than the target's own.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from playbooks.analyzers.scan import Located, signals
 from playbooks.explain import fix_context, template_for
@@ -15,34 +21,64 @@ from playbooks.signatures import Signal
 from playbooks.signatures.details import View, describe
 
 PROVISIONING_PREFIXES = ("scheduling.", "karpenter.", "efa.resource_unavailable")
-NOT_PROVISIONING = ("karpenter.disruption",)
+NOT_PROVISIONING = ("karpenter.disruption", "karpenter.provisioning", "scheduling.gated")
 
 
 def _provisioning(code: str) -> bool:
     return code.startswith(PROVISIONING_PREFIXES) and code not in NOT_PROVISIONING
 
 
+@dataclass(frozen=True)
+class Weight:
+    """How one signal counts here: its severity, and whether the model disagreed with it."""
+
+    severity: str
+    unconfirmed: bool = False
+
+
+@dataclass(frozen=True)
+class _Context:
+    pending: frozenset[str]
+    explained: dict[str, set[str]]  # pod -> codes of structural findings about it ("*": any)
+    provisionable: frozenset[str]  # pods the model expects some NodePool to serve
+    on_its_way: dict[str, str]  # pod -> time Karpenter nominated a NodeClaim for it ("" unknown)
+
+
 def analyze(facts: Facts):
-    explained: set[str] = facts.cache.get("pending_explained", set())
-    provisionable: set[str] = facts.cache.get("pending_ok", set())
-    pending = {p.name for p in facts.pending_pods()}
-    groups: dict[str, list[tuple[str, Located]]] = {}
+    context = _context(facts)
+    groups: dict[str, list[tuple[Weight, Located]]] = {}
     for loc in signals(facts):
-        severity = _severity(loc, facts, explained=explained, provisionable=provisionable, pending=pending)
-        if severity is not None:
-            groups.setdefault(loc.signal.code, []).append((severity, loc))
+        weight = _weigh(loc, facts, context)
+        if weight is not None:
+            groups.setdefault(loc.signal.code, []).append((weight, loc))
     codes = frozenset(groups)
     related = {code: dict(items[0][1].signal.fields) for code, items in groups.items()}
     for code, items in groups.items():
-        finding = _finding(code, items, codes=codes, related=related)
+        finding = _finding(code, items, codes=codes, related=related, facts=facts)
         if finding.severity != "info" or code == "scheduling.node_lifecycle_taint":
             yield finding
 
 
-def _finding(code: str, items: list[tuple[str, Located]], *, codes: frozenset[str], related: dict) -> Finding:
+def _context(facts: Facts) -> _Context:
+    explained: dict[str, set[str]] = {}
+    for pod, found in (facts.cache.get("pending_codes") or {}).items():
+        explained.setdefault(pod, set()).update(found)
+    for pod in facts.cache.get("pending_explained", set()):
+        explained.setdefault(pod, set()).add("*")
+    return _Context(
+        pending=frozenset(p.name for p in facts.pending_pods()),
+        explained=explained,
+        provisionable=frozenset(facts.cache.get("pending_ok", set())),
+        on_its_way=dict(facts.cache.get("on_its_way", {})),
+    )
+
+
+def _finding(code: str, items: list[tuple[Weight, Located]], *, codes: frozenset[str], related: dict,
+             facts: Facts) -> Finding:
     """One finding for a code: the strongest signal's wording, up to five distinct evidence lines."""
-    ranked = sorted(items, key=lambda item: (SEVERITIES.index(item[0]), CONFIDENCES.index(item[1].signal.confidence)))
-    severity, best = ranked[0][0], ranked[0][1].signal
+    ranked = sorted(items, key=lambda item: (SEVERITIES.index(item[0].severity),
+                                             CONFIDENCES.index(item[1].signal.confidence)))
+    weight, best = ranked[0][0], ranked[0][1].signal
     values: dict[str, tuple[str, ...]] = {}
     evidence: list[Evidence] = []
     for _, loc in ranked:
@@ -54,35 +90,78 @@ def _finding(code: str, items: list[tuple[str, Located]], *, codes: frozenset[st
             evidence.append(Evidence(source=sig.source, text=sig.line))
     view = View(code=code, fields=dict(best.fields), values=values, count=len(items), confidence=best.confidence,
                 codes=codes, related=related, nominated="Pod should schedule on" in " ".join(l.signal.line for _, l in items))
-    return Finding(code=code, severity=severity, confidence=best.confidence, title=best.title, detail=describe(view),
+    detail, confidence = describe(view), best.confidence
+    if all(w.unconfirmed for w, _ in items):
+        confidence = _lower_confidence(confidence)
+        detail += " " + _unconfirmed_note(items, facts)
+    return Finding(code=code, severity=weight.severity, confidence=confidence, title=best.title, detail=detail,
                    evidence=evidence, fix=render_fix(template_for(code), **fix_context(code, best.fields)))
 
 
-def _severity(loc: Located, facts: Facts, *, explained: set[str], provisionable: set[str], pending: set[str]) -> str | None:
-    """The severity this signal counts with here, or None when another analyzer owns it."""
+def _unconfirmed_note(items: list[tuple[Weight, Located]], facts: Facts) -> str:
+    whose = "Karpenter's" if any(loc.from_karpenter for _, loc in items) else "The scheduler's"
+    pools = sorted({np for _, loc in items if loc.pod is not None
+                    for np in (facts.cache.get("pending_ok_nodepools") or {}).get(loc.pod.name, ())})
+    where = f" (NodePool {', '.join(pools)})" if pools else ""
+    return (f"{whose} own message is quoted as the evidence of record. gpubot's model of the NodePools could not "
+            f"confirm it: by the facts it could read, the pod should fit{where}. The model may lack something the "
+            "cluster knows (current offerings, an older Karpenter's rules, a read that failed), so trust the message "
+            "and check what it names.")
+
+
+def _weigh(loc: Located, facts: Facts, context: _Context) -> Weight | None:
+    """How this signal counts here, or None when a structural finding already carries it."""
     sig = loc.signal
     severity = sig.severity
-    if _provisioning(sig.code):
-        about = _pending_pods_named(loc, pending)
-        if about and about <= explained:
-            return None  # already the evidence of a structural finding
-        if about and about <= provisionable:
-            return "info"  # scheduler noise while Karpenter brings a node
-        if loc.origin == "owner-event" and pending and pending <= (explained | provisionable):
-            return None if pending <= explained else "info"
-        if loc.pod is not None and loc.pod.name not in pending and loc.origin in ("event", "condition"):
-            return "info"  # FailedScheduling from before the pod was placed: history, not the problem
+    unconfirmed = False
+    if _provisioning(sig.code) and severity != "info":
+        about = _pending_pods_named(loc, context.pending)
+        if loc.pod is not None and loc.pod.name not in context.pending and loc.origin in ("event", "condition"):
+            return Weight("info")  # FailedScheduling from before the pod was placed: history, not the problem
+        if loc.origin == "owner-event" and not about:
+            about = set(context.pending)  # the job controller copies its pods' conditions
+        if about:
+            if all(_carried(sig.code, context.explained.get(p, set()), from_karpenter=loc.from_karpenter)
+                   for p in about):
+                return None  # already the evidence of a structural finding about the same cause
+            if all(p in context.on_its_way for p in about):
+                if not loc.from_karpenter or all(_before(loc.when, context.on_its_way[p]) for p in about):
+                    # a node is on its way: the scheduler finding no existing node (or an older Karpenter
+                    # failure) is the expected state, not the problem
+                    return Weight("info")
+            if all(p in context.provisionable for p in about):
+                unconfirmed = True
     if loc.pod is not None and not facts.is_target_pod(loc.pod):
         severity = _lower(severity)
-    return severity
+    return Weight(severity, unconfirmed)
 
 
-def _pending_pods_named(loc: Located, pending: set[str]) -> set[str]:
+def _carried(code: str, explained: set[str], *, from_karpenter: bool) -> bool:
+    """Whether a structural finding about the pod already carries this message.
+
+    The scheduler's words about existing nodes are carried by any structural finding (they are its
+    evidence); Karpenter's words only by a finding with the same code, since they name its own cause.
+    """
+    if code in explained:
+        return True
+    return "*" in explained and not from_karpenter
+
+
+def _before(when: str, nominated: str) -> bool:
+    """An event older than the nomination (RFC 3339 UTC strings compare in time order)."""
+    return bool(when and nominated and when < nominated)
+
+
+def _pending_pods_named(loc: Located, pending: frozenset[str]) -> set[str]:
     if loc.pod is not None:
         return {loc.pod.name} & pending
     if loc.origin == "karpenter":
         return {name for name in pending if name in loc.signal.line}
     return set()
+
+
+def _lower_confidence(confidence: str) -> str:
+    return CONFIDENCES[min(CONFIDENCES.index(confidence) + 1, len(CONFIDENCES) - 1)]
 
 
 def _lower(severity: str) -> str:

@@ -1,8 +1,192 @@
-"""Pods that wait on purpose (gated, suspended) or for a node already on its way."""
+"""Pods that wait on purpose (gated, suspended) or for a node already on its way.
+
+Both are answers to "why is my job pending?" that are not failures: the scheduler never sees a gated
+pod, and a pod Karpenter has nominated a NodeClaim for waits until that node joins. Recording the
+second in ``facts.cache["on_its_way"]`` lets the signals analyzer treat the scheduler's "no existing
+node fits" as the expected state rather than the problem.
+"""
 from __future__ import annotations
 
-from playbooks.facts import Facts
+import re
+from datetime import datetime, timezone
+
+from playbooks.analyzers import evidence as ev
+from playbooks.analyzers.scan import component_of, time_of
+from playbooks.facts import Facts, PodFacts
+from playbooks.fixes import render_fix
+from playbooks.model import Evidence, Finding
+
+KUEUE_GATE = "kueue.x-k8s.io/admission"
+KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+# kubernetes-sigs/karpenter pkg/controllers/nodeclaim/lifecycle/liveness.go: a NodeClaim that has not
+# launched within 5 minutes, or registered within 15, is deleted and the pods are scheduled afresh.
+LAUNCH_TTL_S = 5 * 60
+REGISTRATION_TTL_S = 15 * 60
+_NOMINATED = re.compile(r"nodeclaim/(?P<claim>[a-z0-9][-a-z0-9.]*)(?:, node/(?P<node>[a-z0-9][-a-z0-9.]*))?")
 
 
 def analyze(facts: Facts):
-    return iter(())
+    gated: set[str] = facts.cache.setdefault("gated", set())
+    on_its_way: dict[str, str] = facts.cache.setdefault("on_its_way", {})
+    suspended = _suspended_owner(facts)
+    if suspended is not None:
+        yield suspended
+        gated.update(p.name for p in facts.pods)
+    for pod in facts.pending_pods():
+        gates = [g.get("name", "") for g in (pod.pod.get("spec") or {}).get("schedulingGates") or []]
+        if gates:
+            gated.add(pod.name)
+            yield _gated_pod(pod, gates, facts)
+            continue
+        nominated = _nomination(pod)
+        if nominated is None:
+            continue
+        finding = _provisioning(pod, nominated, facts)
+        if finding is not None:
+            on_its_way[pod.name] = time_of(nominated)
+            yield finding
+
+
+# -- held on purpose -------------------------------------------------------------------------------
+
+def _suspended_owner(facts: Facts) -> Finding | None:
+    """A suspended PyTorchJob (runPolicy.suspend) or batch Job (spec.suspend) creates no pods."""
+    owner = facts.owner
+    if owner is None:
+        return None
+    spec = owner.get("spec") or {}
+    flag = (spec.get("runPolicy") or {}).get("suspend") if facts.owner_kind == "pytorchjob" else spec.get("suspend")
+    conditions = [c for c in (owner.get("status") or {}).get("conditions") or []
+                  if c.get("type") == "Suspended" and str(c.get("status")) == "True"]
+    if not flag and not conditions:
+        return None
+    meta = owner.get("metadata") or {}
+    ref = f"{facts.owner_kind}/{meta.get('namespace', '')}/{meta.get('name', '')}"
+    path = "spec.runPolicy.suspend" if facts.owner_kind == "pytorchjob" else "spec.suspend"
+    queue = (meta.get("labels") or {}).get(KUEUE_QUEUE_LABEL)
+    evidence = [ev.field(ref, path, bool(flag))]
+    evidence += [Evidence(source=f"{ref} status.conditions", text=f"Suspended True {c.get('reason', '')}: "
+                          f"{c.get('message', '')}".strip()) for c in conditions[:1]]
+    if queue:
+        evidence.append(ev.field(ref, f"metadata.labels[{KUEUE_QUEUE_LABEL}]", queue))
+        why = (f"Kueue manages it through LocalQueue {queue} and keeps it suspended until its Workload is admitted "
+               f"(QuotaReserved): the queue's ClusterQueue has no quota free for it yet.")
+    else:
+        why = "Someone (or a controller) suspended it; it starts when the suspend flag is set back to false."
+    return Finding(
+        code="scheduling.gated", severity="warning", confidence="high",
+        title=f"{meta.get('name', 'The job')} is suspended: it creates no pods until it is resumed",
+        detail=f"The {facts.owner_kind} has {path}: true, so nothing is scheduled and no node is launched. {why}",
+        evidence=evidence,
+        fix=render_fix("generic/scheduling.gated.sh.j2", namespace=meta.get("namespace", "NAMESPACE")),
+    )
+
+
+def _gated_pod(pod: PodFacts, gates: list[str], facts: Facts) -> Finding:
+    evidence = [ev.field(pod.ref, "spec.schedulingGates", gates)]
+    condition = next((c for c in (pod.pod.get("status") or {}).get("conditions") or []
+                      if c.get("type") == "PodScheduled" and c.get("reason") == "SchedulingGated"), None)
+    if condition is not None:
+        evidence.append(Evidence(source=f"{pod.ref} status.conditions[PodScheduled]",
+                                 text=f"SchedulingGated: {condition.get('message', '')}".strip()))
+    if KUEUE_GATE in gates:
+        queue = pod.labels.get(KUEUE_QUEUE_LABEL) or ((facts.owner or {}).get("metadata", {}).get("labels") or {}).get(KUEUE_QUEUE_LABEL)
+        why = (f"The gate {KUEUE_GATE} is Kueue's: it removes it when the pod's Workload is admitted"
+               f"{' from LocalQueue ' + queue if queue else ''}. Until then the ClusterQueue has no quota for it.")
+    else:
+        why = ("Each gate is removed by the controller that added it; until every gate is gone the scheduler does "
+               "not consider the pod and Karpenter does not launch a node for it.")
+    names = ", ".join(gates)
+    return Finding(
+        code="scheduling.gated", severity="warning", confidence="high",
+        title=f"{pod.name} is held by scheduling gate{'s' if len(gates) > 1 else ''} {names}",
+        detail=f"The pod has spec.schedulingGates ({names}), so it is not scheduled yet on purpose; nodes and "
+               f"NodePools do not matter until then. {why}",
+        evidence=evidence,
+        fix=render_fix("generic/scheduling.gated.sh.j2", pod=pod.name, namespace=pod.namespace, gate=gates[0]),
+    )
+
+
+# -- a node on its way -----------------------------------------------------------------------------
+
+def _nomination(pod: PodFacts) -> dict | None:
+    """The latest Nominated event Karpenter (or EKS Auto Mode) recorded for the pod."""
+    nominated = [e for e in pod.events if e.get("reason") == "Nominated"
+                 and any(c in component_of(e) for c in ("karpenter", "eks-auto-mode"))
+                 and _NOMINATED.search(e.get("message") or e.get("note") or "")]
+    return max(nominated, key=time_of) if nominated else None
+
+
+def _provisioning(pod: PodFacts, event: dict, facts: Facts) -> Finding | None:
+    found = _NOMINATED.search(event.get("message") or event.get("note") or "")
+    name = found.group("claim")
+    claim = facts.nodeclaims.get(name)
+    evidence = [ev.from_event(pod.ref, event)]
+    if claim is None and "nodeclaims" not in facts.unread:
+        return None  # the NodeClaim is gone (deleted after a failed launch): nothing is on its way
+    if claim is None:
+        return Finding(
+            code="karpenter.provisioning", severity="info", confidence="medium",
+            title=f"Karpenter nominated NodeClaim {name} for {pod.name}; its progress could not be read",
+            detail="Karpenter is launching a node for the pod. NodeClaims could not be read, so how far the launch "
+                   "got is not known: see the gaps below.",
+            evidence=evidence, fix=render_fix("generic/karpenter.provisioning.sh.j2", nodeclaim=name),
+        )
+    conditions = {c.get("type"): c for c in (claim.get("status") or {}).get("conditions") or []}
+    labels = (claim.get("metadata") or {}).get("labels") or {}
+    kind = labels.get("node.kubernetes.io/instance-type") or ""
+    age = _age_seconds((claim.get("metadata") or {}).get("creationTimestamp"))
+    state, limit = _stage(conditions)
+    if state == "ready":
+        return None  # the node has joined: whatever still keeps the pod off it is the problem
+    evidence.append(ev.field(f"nodeclaim/{name}", "status.conditions",
+                             {t: f"{c.get('status')}{' ' + c['reason'] if c.get('reason') else ''}"
+                              for t, c in conditions.items() if t in ("Launched", "Registered", "Initialized", "Ready")}))
+    late = limit is not None and age is not None and age > limit
+    took = f" for {_duration(age)}" if age is not None else ""
+    what = f"NodeClaim {name}{' (' + kind + ')' if kind else ''}"
+    if late:
+        detail = (f"Karpenter nominated {what} for the pod and it has been {state}{took}, past the "
+                  f"{limit // 60}-minute limit Karpenter allows that stage before it deletes the NodeClaim and "
+                  f"tries again. Look at the NodeClaim's conditions and events for why.")
+    else:
+        detail = (f"Karpenter nominated {what} for the pod; it is {state}{took}. Karpenter allows a launch "
+                  f"{LAUNCH_TTL_S // 60} minutes and registration {REGISTRATION_TTL_S // 60} minutes; until the node "
+                  f"joins, the scheduler reporting that no existing node fits is expected.")
+    return Finding(
+        code="karpenter.provisioning", severity="warning" if late else "info", confidence="high",
+        title=f"A node is on its way for {pod.name}: {what} {state}{took}",
+        detail=detail, evidence=evidence, fix=render_fix("generic/karpenter.provisioning.sh.j2", nodeclaim=name),
+    )
+
+
+def _stage(conditions: dict[str, dict]) -> tuple[str, int | None]:
+    """Where the NodeClaim is, and how long Karpenter lets that stage take (None: no limit)."""
+    def true(kind: str) -> bool:
+        return str((conditions.get(kind) or {}).get("status")) == "True"
+
+    if not true("Launched"):
+        return "launching", LAUNCH_TTL_S
+    if not true("Registered"):
+        return "launched, waiting for its node to register", REGISTRATION_TTL_S
+    if not true("Initialized"):
+        return "registered, initializing", None
+    return "ready", None
+
+
+def _age_seconds(stamp: str | None) -> float | None:
+    if not stamp:
+        return None
+    try:
+        created = datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return max((datetime.now(timezone.utc) - created).total_seconds(), 0.0)
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{int(seconds)} s"
+    if seconds < 7200:
+        return f"{int(seconds // 60)} min"
+    return f"{seconds / 3600:.1f} h"

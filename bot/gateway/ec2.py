@@ -91,7 +91,7 @@ class Ec2Catalog:
 
     @property
     def capacity_types_unchecked(self) -> dict[str, str]:
-        """Capacity types whose offerings could not be checked (last answer), with the reason."""
+        """Capacity types whose offerings could not be checked (last answer) -> why, in words for a gap."""
         with self._lock:
             return {ct: why for ct, (_, why) in sorted(self._capacity_failed.items())}
 
@@ -306,7 +306,7 @@ class Ec2Catalog:
                 found = fetch(missing)
             except Ec2Unavailable as exc:
                 with self._lock:
-                    self._capacity_failed[capacity_type] = (time.monotonic(), f"{capacity_type} offerings not checked: {exc}")
+                    self._capacity_failed[capacity_type] = (time.monotonic(), str(exc))
                 return {}
             now = time.monotonic()
             with self._lock:

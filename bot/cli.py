@@ -62,9 +62,13 @@ def build_parser() -> argparse.ArgumentParser:
                                                                                parser_class=_Parser)
     p = sim.add_parser("list", help="list the scenarios")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--scenario-dir", type=Path, metavar="DIR",
+                   help="a directory of scenario files (default: the built-in seed scenarios)")
     p = sim.add_parser("serve", help="serve the simulated Kubernetes API (and EC2) on loopback")
+    p.add_argument("--scenario-dir", type=Path, metavar="DIR",
+                   help="a directory of scenario files (default: the built-in seed scenarios)")
     p.add_argument("--scenario", action="append", dest="scenarios", metavar="NAME",
-                   help="scenario to load (repeatable; default: all)")
+                   help="scenario to load (repeatable; default: all in the directory)")
     p.add_argument("--port", type=int, default=0, help="port (default: a free one)")
     p.add_argument("--kubeconfig-out", type=Path, help="write the kubeconfig here once serving")
     p.add_argument("--scale", help="add a synthetic cluster, e.g. nodes=5000,pods=100000")

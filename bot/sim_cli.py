@@ -14,13 +14,21 @@ def run(args: argparse.Namespace) -> int:
     from sim.scenarios import ScenarioError, list_scenarios
 
     if args.sim_command == "list":
-        scenarios = list_scenarios()
+        try:
+            scenarios = list_scenarios(args.scenario_dir)
+        except ScenarioError as exc:
+            raise UserError(str(exc)) from None
         if args.json:
-            print(json.dumps([{"name": s.name, "target": s.target, "namespace": s.namespace} for s in scenarios], indent=2))
+            print(json.dumps([{"name": s.name, "target": s.target, "namespace": s.namespace, "base": s.base,
+                               "region": s.region, "first_finding": s.first_finding, "source": s.source}
+                              for s in scenarios], indent=2))
+        elif not scenarios:
+            print(f"no scenarios (*.yaml) in {args.scenario_dir}", file=sys.stderr)
         else:
             width = max(len(s.name) for s in scenarios)
             for s in scenarios:
-                print(f"{s.name:<{width}}  {s.target} -n {s.namespace}  (seed {s.seed}; expect {s.first_finding})")
+                origin = f"seed {s.seed}" if s.seed else f"base {s.base}"
+                print(f"{s.name:<{width}}  {s.target} -n {s.namespace}  ({origin}; expect {s.first_finding})")
         return 0
     if args.port is not None and not 0 <= args.port <= 65535:
         raise UserError(f"--port must be between 0 and 65535, got {args.port}")
@@ -33,13 +41,13 @@ def run(args: argparse.Namespace) -> int:
         if scale:
             print(f"gpubot sim: building a synthetic cluster of {scale[0]} nodes and {scale[1]} pods ...", file=sys.stderr, flush=True)
         handle = start_sim(scenarios=args.scenarios, port=args.port, kubeconfig_out=args.kubeconfig_out,
-                           scale=scale, ec2=not args.no_ec2)
+                           scale=scale, ec2=not args.no_ec2, directory=args.scenario_dir)
     except (ScenarioError, ValueError) as exc:
         raise UserError(str(exc)) from None
     except OSError as exc:
         raise UserError(f"cannot serve on port {args.port}: {exc.strerror}") from None
     names = ", ".join(s.name for s in handle.scenarios) or "none"
-    print(f"gpubot sim: serving {handle.url} (scenarios: {names})", file=sys.stderr)
+    print(f"gpubot sim: serving {handle.url} (scenarios: {names}; region {handle.region})", file=sys.stderr)
     print(f"gpubot sim: kubeconfig {handle.kubeconfig} (context {handle.context})", file=sys.stderr)
     if handle.ec2_url:
         print(f"gpubot sim: EC2 (moto) at {handle.ec2_url}; it accepts any credentials:", file=sys.stderr)

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Callable, Iterable
 
-from sim import resources
+from sim import events, resources
 from sim.logs import LogKey, LogStore, pick_container, tail
 from sim.patching import PatchBodyError, PatchError, PatchTestFailed, UnsupportedPatchType, apply_patch
-from sim.resources import KNOWN_TYPES, ApiError, ResourceType
+from sim.resources import KNOWN_TYPES, VERSIONED_TYPES, ApiError, ResourceType
 from sim.selectors import FieldSelector, LabelSelector
 
 ObjectKey = tuple[str, str]  # (namespace or "", name)
@@ -51,6 +51,13 @@ def _decode_continue(token: str) -> ObjectKey:
         raise resources.bad_request(f"continue key is not valid: {exc}") from exc
 
 
+def _present(rt: ResourceType, obj: dict) -> dict:
+    """Events are stored once and shown in the shape of the API asked (see sim/events.py)."""
+    if rt.kind == "Event" and obj.get("apiVersion") != rt.api_version:
+        return events.present(obj, rt.api_version)
+    return obj
+
+
 def _patched(rt: ResourceType, *, old: dict, patch_type: str, body: object) -> dict:
     name = old["metadata"]["name"]
     try:
@@ -78,6 +85,7 @@ class Cluster:
         self._clock = clock
         self._types: dict[tuple[str, str, str], ResourceType] = {}
         self._types_by_kind: dict[tuple[str, str], ResourceType] = {}
+        self._served: dict[str, str] = {}  # group -> the only version served (scenario api.serve)
         for rt in KNOWN_TYPES:
             self._register(rt)
         self._objects: dict[tuple[str, str], dict[ObjectKey, dict]] = {}
@@ -89,14 +97,28 @@ class Cluster:
 
     def _register(self, rt: ResourceType) -> None:
         self._types[(rt.group, rt.version, rt.plural)] = rt
-        self._types_by_kind.setdefault(rt.key, rt)
+        self._types_by_kind.setdefault((rt.group, rt.kind), rt)
+
+    def _is_served(self, rt: ResourceType) -> bool:
+        only = self._served.get(rt.group)
+        return only is None or only == rt.version
+
+    def serve_only(self, *, group: str, version: str) -> None:
+        """Serve `group` at `version` alone (a cluster whose CRDs are older), with that version's kinds."""
+        with self._lock:
+            self._served[group] = version
+            for rt in VERSIONED_TYPES:
+                if (rt.group, rt.version) == (group, version):
+                    self._types[(rt.group, rt.version, rt.plural)] = rt
+                    self._types_by_kind.setdefault((rt.group, rt.kind), rt)
 
     def resolve(self, *, group: str, version: str, plural: str) -> ResourceType | None:
-        return self._types.get((group, version, plural))
+        rt = self._types.get((group, version, plural))
+        return rt if rt is not None and self._is_served(rt) else None
 
     def resource_types(self) -> list[ResourceType]:
         with self._lock:
-            return list(self._types.values())
+            return [rt for rt in self._types.values() if self._is_served(rt)]
 
     def type_for(self, obj: dict) -> ResourceType:
         """The served type of an object; kinds outside the table are registered generically."""
@@ -104,7 +126,8 @@ class Cluster:
         with self._lock:
             rt = self._types_by_kind.get((group, obj["kind"]))
             if rt is None:
-                rt = resources.derive_type(obj)
+                known = [t for t in VERSIONED_TYPES if (t.group, t.version, t.kind) == (group, version, obj["kind"])]
+                rt = known[0] if known else resources.derive_type(obj)
                 self._register(rt)
             elif rt.version != version and (group, version, rt.plural) not in self._types:
                 self._register(ResourceType(group, version, rt.plural, rt.kind, rt.namespaced))
@@ -113,7 +136,8 @@ class Cluster:
     # --- reads ----------------------------------------------------------------------------------
 
     def find(self, rt: ResourceType, *, namespace: str | None, name: str) -> dict | None:
-        return self._objects.get(rt.key, {}).get(((namespace or "") if rt.namespaced else "", name))
+        obj = self._objects.get(rt.key, {}).get(((namespace or "") if rt.namespaced else "", name))
+        return _present(rt, obj) if obj is not None else None
 
     def get(self, rt: ResourceType, *, namespace: str | None, name: str) -> dict:
         obj = self.find(rt, namespace=namespace, name=name)
@@ -146,7 +170,7 @@ class Cluster:
             items: list[dict] = []
             index = lo
             while index < hi and (not limit or len(items) < limit):
-                obj = objects[keys[index]]
+                obj = _present(rt, objects[keys[index]])
                 index += 1
                 if label_selector and not label_selector.matches(obj["metadata"].get("labels")):
                     continue

@@ -12,6 +12,8 @@ class ResourceType:
     plural: str
     kind: str
     namespaced: bool
+    # Stored with another group's objects: events.k8s.io Events live in the core Event store.
+    storage_group: str | None = None
 
     @property
     def api_version(self) -> str:
@@ -20,7 +22,12 @@ class ResourceType:
     @property
     def key(self) -> tuple[str, str]:
         """Objects are stored by (group, kind) so any served version reaches the same object."""
-        return (self.group, self.kind)
+        return (self.group if self.storage_group is None else self.storage_group, self.kind)
+
+    @property
+    def is_custom(self) -> bool:
+        """Served from a CustomResourceDefinition, not built into kube-apiserver."""
+        return self.group not in BUILTIN_GROUPS
 
 
 KNOWN_TYPES: tuple[ResourceType, ...] = (
@@ -34,12 +41,32 @@ KNOWN_TYPES: tuple[ResourceType, ...] = (
     ResourceType("apps", "v1", "deployments", "Deployment", True),
     ResourceType("batch", "v1", "jobs", "Job", True),
     ResourceType("coordination.k8s.io", "v1", "leases", "Lease", True),
+    ResourceType("events.k8s.io", "v1", "events", "Event", True, storage_group=""),
     ResourceType("karpenter.sh", "v1", "nodepools", "NodePool", False),
     ResourceType("karpenter.sh", "v1", "nodeclaims", "NodeClaim", False),
     ResourceType("karpenter.k8s.aws", "v1", "ec2nodeclasses", "EC2NodeClass", False),
     ResourceType("eks.amazonaws.com", "v1", "nodeclasses", "NodeClass", False),
     ResourceType("kubeflow.org", "v1", "pytorchjobs", "PyTorchJob", True),
 )
+
+
+BUILTIN_GROUPS = frozenset({"", "apps", "batch", "coordination.k8s.io", "events.k8s.io"})
+
+# Older versions a scenario may restrict a group to (api.serve), with the kinds each one serves:
+# karpenter.sh v1beta1 (Karpenter v0.32-v0.37) has NodePool / NodeClaim, v1alpha5 (up to v0.31) has
+# Provisioner / Machine; karpenter.k8s.aws v1alpha1 has AWSNodeTemplate.
+VERSIONED_TYPES: tuple[ResourceType, ...] = (
+    ResourceType("karpenter.sh", "v1beta1", "nodepools", "NodePool", False),
+    ResourceType("karpenter.sh", "v1beta1", "nodeclaims", "NodeClaim", False),
+    ResourceType("karpenter.sh", "v1alpha5", "provisioners", "Provisioner", False),
+    ResourceType("karpenter.sh", "v1alpha5", "machines", "Machine", False),
+    ResourceType("karpenter.k8s.aws", "v1beta1", "ec2nodeclasses", "EC2NodeClass", False),
+    ResourceType("karpenter.k8s.aws", "v1alpha1", "awsnodetemplates", "AWSNodeTemplate", False),
+)
+SERVABLE_VERSIONS: dict[str, tuple[str, ...]] = {
+    "karpenter.sh": ("v1", "v1beta1", "v1alpha5"),
+    "karpenter.k8s.aws": ("v1", "v1beta1", "v1alpha1"),
+}
 
 
 def split_api_version(api_version: str) -> tuple[str, str]:
@@ -112,6 +139,26 @@ def conflict(plural: str, name: str) -> ApiError:
 
 def bad_request(message: str) -> ApiError:
     return ApiError(code=400, reason="BadRequest", message=message)
+
+
+def forbidden(*, verb: str, plural: str, subresource: str | None, group: str, namespace: str | None,
+              name: str | None) -> ApiError:
+    """kube-apiserver's RBAC refusal: the message of staging/src/k8s.io/apiserver/pkg/endpoints/handlers/
+    responsewriters/errors.go forbiddenMessage, wrapped by apimachinery errors.NewForbidden
+    ("<resource>.<group> \"<name>\" is forbidden: ...")."""
+    resource = f"{plural}/{subresource}" if subresource else plural
+    qualified = f"{plural}.{group}" if group else plural
+    subject = f'{qualified} "{name}"' if name else qualified
+    scope = f'in the namespace "{namespace}"' if namespace else "at the cluster scope"
+    message = (f'{subject} is forbidden: User "{FORBIDDEN_USER}" cannot {verb} resource "{resource}" '
+               f'in API group "{group}" {scope}')
+    details = {"kind": plural} if name is None else {"name": name, "kind": plural}
+    if group:
+        details["group"] = group
+    return ApiError(code=403, reason="Forbidden", message=message, details=details)
+
+
+FORBIDDEN_USER = "system:serviceaccount:gpubot:gpubot"
 
 
 def invalid(*, plural: str, name: str, message: str) -> ApiError:

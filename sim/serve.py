@@ -18,7 +18,6 @@ from sim.scenarios import ScenarioInfo
 from sim.server import SimServer
 
 DEFAULT_CONTEXT = "gpubot-sim"
-DEFAULT_REGION = "ap-northeast-2"
 
 
 @dataclass
@@ -29,6 +28,7 @@ class SimHandle:
     ec2_url: str | None
     cluster: Cluster
     scenarios: list[ScenarioInfo]
+    region: str
     _server: SimServer
     _ec2: Ec2Handle | None
     _tmpdir: Path | None = None
@@ -70,14 +70,16 @@ def start_sim(
     ec2: bool = True,
     directory: Path | str | None = None,
     context: str = DEFAULT_CONTEXT,
-    region: str = DEFAULT_REGION,
+    region: str | None = None,
 ) -> SimHandle:
     """Load the cluster, start the servers, then write the kubeconfig (its appearance means ready).
 
-    `scenarios=None` loads every scenario; `scale=(nodes, pods)` adds a synthetic cluster on top.
+    `scenarios=None` loads every scenario of `directory` (default: the seeds); `scale=(nodes, pods)`
+    adds a synthetic cluster on top. `region` defaults to the scenarios' own.
     """
     cluster = Cluster()
-    loaded = scenario_files.load_into(cluster, scenarios, directory)
+    loaded = scenario_files.load(cluster, scenarios, directory)
+    region = region or loaded.region
     if scale is not None:
         add_synthetic(cluster, nodes=scale[0], pods=scale[1])
     ec2_handle = start_ec2() if ec2 else None
@@ -109,7 +111,8 @@ def start_sim(
         context=context,
         ec2_url=ec2_handle.url if ec2_handle else None,
         cluster=cluster,
-        scenarios=loaded,
+        scenarios=loaded.scenarios,
+        region=region,
         _server=server,
         _ec2=ec2_handle,
         _tmpdir=tmpdir,

@@ -82,7 +82,7 @@ def test_scenario_has_the_contract_keys(name):
 
 
 def test_base_has_only_objects_and_logs():
-    assert set(load("_base")) == {"name", "objects", "logs"}
+    assert set(load("_base")) == {"name", "region", "objects", "logs"}
     assert load("_base")["name"] == "_base"
 
 

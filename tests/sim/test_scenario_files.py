@@ -48,7 +48,7 @@ def test_every_scenario_is_listed_with_its_contract_fields():
 def test_typed_kinds_deserialise(loaded: Cluster):
     api = client.ApiClient()
     for rt in loaded.resource_types():
-        model = TYPED_MODELS.get(rt.key)
+        model = TYPED_MODELS.get((rt.group, rt.kind))
         if model is None:
             continue
         for obj in loaded.list(rt).items:

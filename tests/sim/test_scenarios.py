@@ -15,6 +15,7 @@ def test_list_scenarios_sorted_without_base(scenario_dir):
     assert infos[0] == ScenarioInfo(
         name="alpha", seed="002", description="a job whose master crashed",
         target="pytorchjob/trainer", namespace="team-a", first_finding="runtime.cuda_oom",
+        source="", base="_base", region="us-west-2",
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from sim import discovery, resources
+from sim import discovery, events, resources
 from sim.cluster import Cluster
 from sim.resources import ApiError, ResourceType
 from sim.selectors import SelectorError, parse_field_selector, parse_label_selector
@@ -109,12 +109,24 @@ def _json_body(request: Request) -> object:
         raise resources.bad_request(f"the body of the request could not be decoded as JSON: {exc}") from exc
 
 
+@dataclass(frozen=True)
+class _CoreEventFields:
+    """kube-apiserver matches event field selectors on the stored (core) Event, whichever API lists it."""
+
+    inner: object
+
+    def matches(self, obj: dict) -> bool:
+        return self.inner.matches(events.to_core(obj))  # type: ignore[attr-defined]
+
+
 def _list(cluster: Cluster, target: _Target, query: dict[str, str]) -> Response:
     if _bool_param(query, "watch"):
         raise resources.bad_request("watch is not supported by the simulated API server")
     try:
         labels = parse_label_selector(query.get("labelSelector"))
         fields = parse_field_selector(query.get("fieldSelector"), kind=target.rt.kind)
+        if fields is not None and target.rt.group == "events.k8s.io":
+            fields = _CoreEventFields(fields)
     except SelectorError as exc:
         raise resources.bad_request(str(exc)) from exc
     page = cluster.list(

@@ -22,8 +22,9 @@ class Settings:
     max_retries: int = 3
     retry_backoff: float = 0.2
     page_size: int = 500
-    # Where the Karpenter controller runs (absent on EKS Auto Mode).
-    karpenter_namespace: str = "karpenter"
+    # Where the Karpenter controller runs (absent on EKS Auto Mode); None: look in kube-system (the
+    # upstream default) and then karpenter.
+    karpenter_namespace: str | None = None
     karpenter_selector: str = "app.kubernetes.io/name=karpenter"
     log_tail_lines: int = 2000
     # Pods of one job examined in detail; bounds the cost of a diagnosis.
@@ -115,7 +116,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         max_retries=_int(env, "GPUBOT_MAX_RETRIES", 3),
         retry_backoff=_float(env, "GPUBOT_RETRY_BACKOFF", 0.2),
         page_size=_int(env, "GPUBOT_PAGE_SIZE", 500, minimum=1),
-        karpenter_namespace=env.get("GPUBOT_KARPENTER_NAMESPACE") or "karpenter",
+        karpenter_namespace=env.get("GPUBOT_KARPENTER_NAMESPACE") or None,
         karpenter_selector=env.get("GPUBOT_KARPENTER_SELECTOR") or "app.kubernetes.io/name=karpenter",
         log_tail_lines=_int(env, "GPUBOT_LOG_TAIL_LINES", 2000, minimum=1),
         max_pods_per_job=_int(env, "GPUBOT_MAX_PODS_PER_JOB", 16, minimum=1),

@@ -7,17 +7,42 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable, Protocol
+from typing import Callable, Protocol, TypeVar
 
-from playbooks.facts import Facts, PodFacts
+from playbooks.facts import Facts, FactsUnavailable, PodFacts
 from playbooks.model import Target
 from playbooks.gather_ec2 import Catalog, gather_ec2
+from playbooks.karpenter import versions
 from playbooks.requirements import is_auto_mode
+
+T = TypeVar("T")
 
 _NOMINATED = re.compile(r"nodeclaim/(?P<name>[a-z0-9][-a-z0-9.]*)")
 KUBEFLOW_JOB_LABEL = "training.kubeflow.org/job-name"
 BATCH_JOB_LABELS = ("batch.kubernetes.io/job-name", "job-name")
 DEVICE_PLUGIN_SELECTOR = "app.kubernetes.io/name=nvidia-device-plugin"
+
+
+class ReadFailed(FactsUnavailable):
+    """One read the cluster refused or cannot serve (403, 401, an API group that is not installed).
+
+    ``read`` names what was read ("pod logs", "nodepools"); ``reason`` is short ("forbidden", "not
+    installed"); ``detail`` is the API's own message. Gathering records it as a gap and goes on.
+    """
+
+    def __init__(self, read: str, *, reason: str, detail: str) -> None:
+        super().__init__(f"{read}: {reason}: {detail}")
+        self.read = read
+        self.reason = reason
+        self.detail = detail
+
+
+class Listed(list):
+    """A list read under a cap; ``more`` counts items left out (at least that many; 0: none)."""
+
+    def __init__(self, items=(), *, more: int = 0) -> None:
+        super().__init__(items)
+        self.more = more
 
 
 class Gateway(Protocol):  # what the engine needs from bot.gateway.ClusterGateway
@@ -30,19 +55,65 @@ class Gateway(Protocol):  # what the engine needs from bot.gateway.ClusterGatewa
     def get_nodepool(self, name: str) -> dict | None: ...
     def get_nodeclaim(self, name: str) -> dict | None: ...
     def get_nodeclass(self, group: str, name: str) -> dict | None: ...
-    def list_nodepools(self) -> list[dict]: ...
-    def job_pods(self, namespace: str, job_name: str, *, max_items: int) -> list[dict]: ...
-    def pods_on_node(self, node_name: str, *, label_selector: str | None = None, max_items: int = 200) -> list[dict]: ...
+    def get_pvc(self, namespace: str, name: str) -> dict | None: ...
+    def get_pv(self, name: str) -> dict | None: ...
+    def api_versions(self) -> dict[str, str]: ...
+    def list_nodepools(self) -> Listed: ...
+    def job_pods(self, namespace: str, job_name: str, *, max_items: int) -> Listed: ...
+    def pods_by_label(self, namespace: str, selector: str, *, max_items: int) -> Listed: ...
+    def pods_on_node(self, node_name: str, *, label_selector: str | None = None, max_items: int = 200) -> Listed: ...
     def events_for(self, *, kind: str, name: str, namespace: str | None, max_items: int = 200) -> list[dict]: ...
     def pod_log(self, namespace: str, name: str, *, container: str | None, previous: bool) -> str | None: ...
-    def karpenter_log(self) -> tuple[str | None, str | None]: ...
-    def device_plugin_daemonsets(self) -> list[dict]: ...
+    def karpenter_namespaces(self) -> tuple[str, ...]: ...
+    def karpenter_pods(self, namespace: str, *, max_items: int = 5) -> Listed: ...
+    def karpenter_lease(self, namespace: str) -> dict | None: ...
+    def daemonsets(self, *, max_items: int = 300) -> Listed: ...
 
 
 @dataclass(frozen=True)
 class Limits:
     max_pods: int = 16
     max_containers: int = 2
+    max_claims: int = 8  # PVCs of pending pods read by name (and their PVs)
+    max_selectors: int = 4  # distinct spread / affinity selectors whose pods are listed
+    max_peers: int = 200  # pods listed per selector
+
+
+# What each read is called in a gap ("Not checked: <label> (...)"); the keys go into Facts.unread.
+READS = {
+    "pods": "the pods of the job",
+    "events": "events",
+    "pod logs": "pod logs",
+    "nodes": "nodes",
+    "nodepools": "NodePools",
+    "nodeclaims": "NodeClaims",
+    "nodeclasses": "NodeClasses",
+    "daemonsets": "DaemonSets",
+    "karpenter controller": "the Karpenter controller",
+    "karpenter lease": "the Karpenter leader-election Lease",
+    "karpenter log": "the Karpenter controller log",
+    "volumes": "PersistentVolumeClaims and PersistentVolumes",
+    "peer pods": "pods matching the spread and affinity selectors",
+}
+
+
+def not_checked(facts: Facts, read: str, exc: ReadFailed, *, then: str = "") -> None:
+    """Record a failed read: its name in ``facts.unread`` and a gap quoting the API's own message."""
+    facts.unread.add(read)
+    detail = f"{exc.reason}: {exc.detail}" if exc.detail else exc.reason
+    facts.gaps.append(f"Not checked: {READS.get(read, read)} ({detail}){'; ' + then if then else ''}.")
+
+
+def _read(facts: Facts, read: str, fn: Callable[[], T], default: T) -> T:
+    """One read that may fail on its own: a refusal becomes a gap, and the same read is not retried
+    for the next object (a 403 on one pod's log is a 403 on all of them)."""
+    if read in facts.unread:
+        return default
+    try:
+        return fn()
+    except ReadFailed as exc:
+        not_checked(facts, read, exc)
+        return default
 
 
 def gather(target: Target, *, owner: dict | None, pod: dict | None, node: dict | None, nodepool: dict | None,
@@ -56,28 +127,42 @@ def gather(target: Target, *, owner: dict | None, pod: dict | None, node: dict |
     if target.kind in ("pytorchjob", "job") and owner is not None:
         facts.owner, facts.owner_kind = owner, target.kind
         kind = "PyTorchJob" if target.kind == "pytorchjob" else "Job"
-        facts.owner_events = gateway.events_for(kind=kind, name=target.name, namespace=target.namespace)
-        pods = gateway.job_pods(target.namespace or "", target.name, max_items=limits.max_pods * 4)
+        facts.owner_events = _read(facts, "events", lambda: gateway.events_for(
+            kind=kind, name=target.name, namespace=target.namespace), [])
+        listed = _read(facts, "pods", lambda: gateway.job_pods(
+            target.namespace or "", target.name, max_items=limits.max_pods * 4), Listed())
+        _note_cap(facts, listed, what=f"pods of {target.kind} {target.name}",
+                  then="the pods not running were read first")
+        pods = list(listed)
     elif target.kind == "pod" and pod is not None:
-        pods = [pod] + _siblings(pod, gateway=gateway, limits=limits)
+        pods = [pod] + _siblings(pod, facts=facts, gateway=gateway, limits=limits)
     elif target.kind == "node" and node is not None:
         facts.nodes[target.name] = node
-        pods = [p for p in gateway.pods_on_node(target.name, max_items=limits.max_pods * 4) if _uses_gpu(p)]
+        listed = _read(facts, "pods", lambda: gateway.pods_on_node(target.name, max_items=limits.max_pods * 4), Listed())
+        _note_cap(facts, listed, what=f"pods on node {target.name}")
+        pods = [p for p in listed if _uses_gpu(p)]
     elif target.kind == "nodepool" and nodepool is not None:
         facts.nodepools[target.name] = nodepool
 
-    for raw in _pick(pods, limits.max_pods):
-        facts.pods.append(_pod_facts(raw, gateway=gateway, limits=limits))
+    picked = _pick(pods, limits.max_pods)
+    if len(picked) < len(pods):
+        facts.gaps.append(f"Events and logs were read for {len(picked)} of {len(pods)} pods (those in trouble "
+                          "first); the others were not examined.")
+    for raw in picked:
+        facts.pods.append(_pod_facts(raw, facts=facts, gateway=gateway, limits=limits))
 
     step("reading nodes and NodePools")
     _gather_nodes(facts, gateway=gateway)
-    for np in gateway.list_nodepools():
-        facts.nodepools[np["metadata"]["name"]] = np
+    _gather_nodepools(facts, gateway=gateway)
     _gather_nodeclaims(facts, gateway=gateway)
     _gather_nodeclasses(facts, gateway=gateway)
     step("reading the Karpenter controller log")
     _gather_karpenter(facts, gateway=gateway)
+    _gather_daemonsets(facts, gateway=gateway)
     _gather_device_plugins(facts, gateway=gateway)
+    if facts.pending_pods():
+        _gather_volumes(facts, gateway=gateway, limits=limits)
+        _gather_peer_pods(facts, gateway=gateway, limits=limits)
     if facts.pending_pods() or target.kind == "nodepool":
         step("checking instance types and zone offerings with EC2")
         facts.ec2 = gather_ec2(facts, catalog=catalog)
@@ -88,13 +173,22 @@ def gather(target: Target, *, owner: dict | None, pod: dict | None, node: dict |
     return facts
 
 
-def _siblings(pod: dict, *, gateway: Gateway, limits: Limits) -> list[dict]:
+def _note_cap(facts: Facts, listed: list, *, what: str, then: str = "") -> None:
+    more = getattr(listed, "more", 0)
+    if more:
+        facts.gaps.append(f"{what[0].upper() + what[1:]}: read {len(listed)} of at least {len(listed) + more}"
+                          f"{'; ' + then if then else ''}.")
+
+
+def _siblings(pod: dict, *, facts: Facts, gateway: Gateway, limits: Limits) -> list[dict]:
     """Other pods of the same job: a peer's death often explains this pod's failure."""
     labels = pod["metadata"].get("labels") or {}
     ns = pod["metadata"].get("namespace", "")
     for label in (KUBEFLOW_JOB_LABEL, *BATCH_JOB_LABELS):
         if labels.get(label):
-            others = gateway.job_pods(ns, labels[label], max_items=limits.max_pods * 4)
+            others = _read(facts, "pods", lambda: gateway.job_pods(ns, labels[label], max_items=limits.max_pods * 4),
+                           Listed())
+            _note_cap(facts, others, what=f"pods of job {labels[label]}", then="the pods not running were read first")
             return [p for p in others if p["metadata"]["name"] != pod["metadata"]["name"]]
     return []
 
@@ -117,9 +211,11 @@ def _restarted(pod: dict) -> bool:
                for c in (pod.get("status") or {}).get("containerStatuses") or [])
 
 
-def _pod_facts(pod: dict, *, gateway: Gateway, limits: Limits) -> PodFacts:
+def _pod_facts(pod: dict, *, facts: Facts, gateway: Gateway, limits: Limits) -> PodFacts:
     meta = pod["metadata"]
-    facts = PodFacts(pod=pod, events=gateway.events_for(kind="Pod", name=meta["name"], namespace=meta.get("namespace")))
+    ns = meta.get("namespace", "")
+    out = PodFacts(pod=pod, events=_read(facts, "events", lambda: gateway.events_for(
+        kind="Pod", name=meta["name"], namespace=ns), []))
     statuses = {c.get("name"): c for c in (pod.get("status") or {}).get("containerStatuses") or []}
     containers = [c["name"] for c in (pod.get("spec") or {}).get("containers") or []][: limits.max_containers]
     for name in containers:
@@ -127,24 +223,51 @@ def _pod_facts(pod: dict, *, gateway: Gateway, limits: Limits) -> PodFacts:
         if status is None:
             continue  # never started: no log to read
         started = bool(status.get("state", {}).get("running") or status.get("state", {}).get("terminated"))
-        if started:
-            text = gateway.pod_log(meta.get("namespace", ""), meta["name"], container=name, previous=False)
-            if text:
-                facts.logs[(name, False)] = text
+        wanted = [False] if started else []
         if status.get("restartCount") or status.get("lastState", {}).get("terminated"):
-            text = gateway.pod_log(meta.get("namespace", ""), meta["name"], container=name, previous=True)
+            wanted.append(True)
+        for previous in wanted:
+            text = _read(facts, "pod logs", lambda: gateway.pod_log(ns, meta["name"], container=name,
+                                                                    previous=previous), None)
             if text:
-                facts.logs[(name, True)] = text
-    return facts
+                out.logs[(name, previous)] = text
+    return out
 
 
 def _gather_nodes(facts: Facts, *, gateway: Gateway) -> None:
     for pod in facts.pods:
         name = pod.node_name
-        if name and name not in facts.nodes:
-            facts.nodes[name] = gateway.get_node(name)
+        if name and name not in facts.nodes and "nodes" not in facts.unread:
+            try:
+                facts.nodes[name] = gateway.get_node(name)
+            except ReadFailed as exc:
+                not_checked(facts, "nodes", exc)
     for name in list(facts.nodes):
-        facts.node_events[name] = gateway.events_for(kind="Node", name=name, namespace=None)
+        facts.node_events[name] = _read(facts, "events", lambda: gateway.events_for(
+            kind="Node", name=name, namespace=None), [])
+
+
+def _gather_nodepools(facts: Facts, *, gateway: Gateway) -> None:
+    facts.api_versions = dict(gateway.api_versions())
+    version = facts.api_versions.get("karpenter.sh")
+    if version and version != "v1":
+        kinds = "Provisioners and Machines" if version == "v1alpha5" else "NodePools and NodeClaims"
+        facts.gaps.append(
+            f"{kinds} read at karpenter.sh/{version} ({versions.era('karpenter.sh', version)}) and converted to "
+            "the v1 shape: fields that v1 added are not known, and messages may use older wording."
+        )
+    try:
+        listed = gateway.list_nodepools()
+    except ReadFailed as exc:
+        if exc.reason == "not installed":
+            facts.unread.update({"nodepools", "nodeclaims"})
+            facts.gaps.append(f"Karpenter CRDs are not installed: NodePools were not checked ({exc.detail}).")
+        else:
+            not_checked(facts, "nodepools", exc)
+        return
+    _note_cap(facts, listed, what="NodePools")
+    for np in listed:
+        facts.nodepools[np["metadata"]["name"]] = np
 
 
 def _gather_nodeclaims(facts: Facts, *, gateway: Gateway) -> None:
@@ -154,10 +277,10 @@ def _gather_nodeclaims(facts: Facts, *, gateway: Gateway) -> None:
             names.update(m.group("name") for m in _NOMINATED.finditer(event.get("message", "")))
     for node in facts.nodes.values():
         for ref in (node or {}).get("metadata", {}).get("ownerReferences") or []:
-            if ref.get("kind") == "NodeClaim":
+            if ref.get("kind") in ("NodeClaim", "Machine"):
                 names.add(ref["name"])
     for name in sorted(names)[:16]:
-        claim = gateway.get_nodeclaim(name)
+        claim = _read(facts, "nodeclaims", lambda: gateway.get_nodeclaim(name), None)
         if claim is not None:
             facts.nodeclaims[name] = claim
 
@@ -166,7 +289,7 @@ def _gather_nodeclasses(facts: Facts, *, gateway: Gateway) -> None:
     wanted = {(_ref(np).get("group", ""), _ref(np).get("name", "")) for np in _relevant_nodepools(facts)}
     for group, name in sorted(wanted):
         if group and name:
-            obj = gateway.get_nodeclass(group, name)
+            obj = _read(facts, "nodeclasses", lambda: gateway.get_nodeclass(group, name), None)
             if obj is not None:
                 facts.nodeclasses[f"{group}/{name}"] = obj
 
@@ -192,16 +315,77 @@ def _relevant_nodepools(facts: Facts) -> list[dict]:
 
 
 def _gather_karpenter(facts: Facts, *, gateway: Gateway) -> None:
-    text, source = gateway.karpenter_log()
-    if text is None:
+    """Find the controller (its namespace, replicas, version), then read the log of the leader: only
+    the holder of the leader-election Lease schedules pods and logs why (domain-facts: the Helm chart
+    runs 2 replicas). Costs at most len(namespaces) + 2 requests."""
+    info = facts.karpenter
+    namespaces = gateway.karpenter_namespaces()
+    pods: list[dict] = []
+    refused: list[tuple[str, ReadFailed]] = []
+    for ns in namespaces:
+        try:
+            found = gateway.karpenter_pods(ns)
+        except ReadFailed as exc:
+            refused.append((ns, exc))
+            continue
+        if found:
+            info.namespace, pods = ns, list(found)
+            break
+    if not pods:
         relevant = _relevant_nodepools(facts) or list(facts.nodepools.values())
-        if relevant and all(is_auto_mode(np) for np in relevant):
+        if refused:
+            ns, exc = refused[0]
+            not_checked(facts, "karpenter controller", exc,
+                        then=f"its log was not read (looked in {', '.join(namespaces)})")
+            facts.unread.add("karpenter log")
+        elif relevant and all(is_auto_mode(np) for np in relevant):
             facts.gaps.append("Karpenter controller logs: EKS Auto Mode runs Karpenter outside the cluster; events were used instead.")
         else:
-            facts.gaps.append("Karpenter controller logs were not found (is Karpenter installed in the configured namespace?).")
+            facts.gaps.append(
+                f"Karpenter controller logs were not found: no pod labelled app.kubernetes.io/name=karpenter in "
+                f"{' or '.join(namespaces)} (set GPUBOT_KARPENTER_NAMESPACE to where it runs)."
+            )
         return
-    facts.karpenter_source = f"karpenter log {source}"
+    ns = info.namespace or ""
+    info.replicas = len(pods)
+    info.version = _image_version(pods[0])
+    running = [p for p in pods if (p.get("status") or {}).get("phase") == "Running"] or pods
+    fallback = running[0]["metadata"]["name"]
+    try:
+        lease = gateway.karpenter_lease(ns)
+    except ReadFailed as exc:
+        lease = None
+        not_checked(facts, "karpenter lease", exc,
+                    then=f"read the log of {ns}/{fallback} instead, which may not be the leader" if len(pods) > 1 else "")
+    else:
+        holder = str(((lease or {}).get("spec") or {}).get("holderIdentity") or "")
+        # client-go leader election: the identity is "<hostname>_<uuid>", and a pod's hostname is its name.
+        info.leader = holder.rsplit("_", 1)[0] if "_" in holder else (holder or None)
+        if info.leader is None and len(pods) > 1:
+            facts.gaps.append(f"The Karpenter leader-election Lease in {ns} names no holder: read the log of "
+                              f"{ns}/{fallback}, which may not be the leader.")
+    name = info.leader or fallback
+    chosen = next((p for p in pods if p["metadata"]["name"] == name), None)
+    containers = [c.get("name") for c in ((chosen or {}).get("spec") or {}).get("containers") or []]
+    container = "controller" if "controller" in containers or not containers else containers[0]
+    text = _read(facts, "karpenter log", lambda: gateway.pod_log(ns, name, container=container, previous=False), None)
+    if text is None:
+        if "karpenter log" not in facts.unread:
+            facts.gaps.append(f"The Karpenter controller log of {ns}/{name} could not be read (the pod is gone?).")
+        return
+    facts.karpenter_source = f"karpenter log {ns}/{name}"
     facts.karpenter_log = [line for line in text.splitlines() if _about(line, facts)]
+
+
+def _image_version(pod: dict) -> str | None:
+    """The controller image's tag ("public.ecr.aws/karpenter/controller:1.5.0@sha256:..." -> "1.5.0")."""
+    containers = (pod.get("spec") or {}).get("containers") or []
+    chosen = next((c for c in containers if c.get("name") == "controller"), containers[0] if containers else {})
+    image = str(chosen.get("image") or "").split("@")[0]
+    tail = image.rsplit("/", 1)[-1]
+    if ":" not in tail:
+        return None
+    return tail.rsplit(":", 1)[1].removeprefix("v") or None
 
 
 def _about(line: str, facts: Facts) -> bool:
@@ -223,8 +407,21 @@ def _standalone(name: str) -> re.Pattern:
     return re.compile(r"(?<![\w./-])" + re.escape(name) + r"(?![\w.-])")
 
 
+def is_device_plugin(ds: dict) -> bool:
+    meta = ds.get("metadata") or {}
+    text = " ".join([meta.get("name", ""), *((meta.get("labels") or {}).values())]).lower()
+    return "device-plugin" in text and ("nvidia" in text or "efa" in text or "neuron" in text)
+
+
+def _gather_daemonsets(facts: Facts, *, gateway: Gateway) -> None:
+    """Every DaemonSet (their pods are overhead on each new node), one list whatever the cluster's size."""
+    listed = _read(facts, "daemonsets", lambda: gateway.daemonsets(max_items=300), Listed())
+    _note_cap(facts, listed, what="DaemonSets", then="daemonset overhead on new nodes may be understated")
+    facts.daemonsets = list(listed)
+    facts.device_plugins = [d for d in facts.daemonsets if is_device_plugin(d)]
+
+
 def _gather_device_plugins(facts: Facts, *, gateway: Gateway) -> None:
-    facts.device_plugins = gateway.device_plugin_daemonsets()
     suspect = set()
     for name, node in facts.nodes.items():
         status = (node or {}).get("status") or {}
@@ -239,9 +436,99 @@ def _gather_device_plugins(facts: Facts, *, gateway: Gateway) -> None:
         if facts.nodes.get(name) is None:
             continue
         entries = []
-        for plugin in gateway.pods_on_node(name, label_selector=DEVICE_PLUGIN_SELECTOR, max_items=5):
+        plugins = _read(facts, "pods", lambda: gateway.pods_on_node(
+            name, label_selector=DEVICE_PLUGIN_SELECTOR, max_items=5), Listed())
+        for plugin in plugins:
             meta = plugin["metadata"]
             containers = [c["name"] for c in (plugin.get("spec") or {}).get("containers") or []]
-            text = gateway.pod_log(meta["namespace"], meta["name"], container=containers[0] if containers else None, previous=False)
+            text = _read(facts, "pod logs", lambda: gateway.pod_log(
+                meta["namespace"], meta["name"], container=containers[0] if containers else None, previous=False), None)
             entries.append((f"pod/{meta['namespace']}/{meta['name']}", text or ""))
         facts.device_plugin_logs[name] = entries
+
+
+def _claims(pod: PodFacts) -> list[str]:
+    """PVC names a pod's volumes use: ``persistentVolumeClaim.claimName``, and generic ephemeral volumes,
+    whose PVC is named "<pod>-<volume>" (kubernetes/kubernetes pkg/volume/util/ephemeral: VolumeClaimName)."""
+    names = []
+    for volume in (pod.pod.get("spec") or {}).get("volumes") or []:
+        claim = (volume.get("persistentVolumeClaim") or {}).get("claimName")
+        if claim:
+            names.append(claim)
+        elif volume.get("ephemeral"):
+            names.append(f"{pod.name}-{volume.get('name', '')}")
+    return names
+
+
+def _gather_volumes(facts: Facts, *, gateway: Gateway, limits: Limits) -> None:
+    """The PVCs of pending pods and the PVs bound to them, by name: a PV's node affinity pins a pod to
+    a zone that the NodePool may not offer."""
+    wanted = list(dict.fromkeys((p.namespace, c) for p in facts.pending_pods() for c in _claims(p)))
+    if len(wanted) > limits.max_claims:
+        facts.gaps.append(f"Volumes: read {limits.max_claims} of {len(wanted)} PersistentVolumeClaims of the pending pods.")
+    for ns, name in wanted[: limits.max_claims]:
+        pvc = _read(facts, "volumes", lambda: gateway.get_pvc(ns, name), None)
+        if pvc is None:
+            continue
+        facts.volumes[f"pvc/{ns}/{name}"] = pvc
+        bound = (pvc.get("spec") or {}).get("volumeName")
+        if bound and f"pv/{bound}" not in facts.volumes:
+            pv = _read(facts, "volumes", lambda: gateway.get_pv(bound), None)
+            if pv is not None:
+                facts.volumes[f"pv/{bound}"] = pv
+
+
+def selector_string(selector: dict) -> str:
+    """A LabelSelector as the label-selector query string the API takes (and the key of peer_pods).
+
+    kubernetes/kubernetes staging/src/k8s.io/apimachinery/pkg/apis/meta/v1/helpers.go
+    (LabelSelectorAsSelector): matchLabels are equality terms; In / NotIn / Exists / DoesNotExist are
+    "k in (a,b)", "k notin (a,b)", "k", "!k". All terms must match.
+    """
+    terms: list[tuple[str, str]] = [(k, f"{k}={v}") for k, v in (selector.get("matchLabels") or {}).items()]
+    for expr in selector.get("matchExpressions") or []:
+        key, op = expr.get("key", ""), expr.get("operator", "")
+        values = ",".join(sorted(str(v) for v in expr.get("values") or []))
+        text = {"In": f"{key} in ({values})", "NotIn": f"{key} notin ({values})", "Exists": key,
+                "DoesNotExist": f"!{key}"}.get(op, "")
+        if text:
+            terms.append((key, text))
+    # Sorted by key, as LabelSelectorAsSelector sorts its requirements: one selector, one key.
+    return ",".join(text for _, text in sorted(terms))
+
+
+def peer_key(namespace: str, selector: dict) -> str:
+    """The key of ``Facts.peer_pods`` for a selector of a pod in ``namespace``."""
+    return f"{namespace}|{selector_string(selector)}"
+
+
+def _peer_selectors(pod: PodFacts) -> list[dict]:
+    """Label selectors whose matching pods decide where this pod may go: topology spread constraints,
+    required pod anti-affinity, and required pod affinity (a self-affine group). A null selector matches
+    no pod and needs no read."""
+    spec = pod.pod.get("spec") or {}
+    found = [c.get("labelSelector") for c in spec.get("topologySpreadConstraints") or []]
+    affinity = spec.get("affinity") or {}
+    for kind in ("podAntiAffinity", "podAffinity"):
+        terms = (affinity.get(kind) or {}).get("requiredDuringSchedulingIgnoredDuringExecution") or []
+        found.extend(t.get("labelSelector") for t in terms)
+    return [s for s in found if s is not None]
+
+
+def _gather_peer_pods(facts: Facts, *, gateway: Gateway, limits: Limits) -> None:
+    wanted: dict[str, tuple[str, str]] = {}
+    for pod in facts.pending_pods():
+        for selector in _peer_selectors(pod):
+            wanted.setdefault(peer_key(pod.namespace, selector), (pod.namespace, selector_string(selector)))
+    keys = list(wanted)
+    if len(keys) > limits.max_selectors:
+        facts.gaps.append(f"Pods matching spread and affinity selectors: read for {limits.max_selectors} of "
+                          f"{len(keys)} selectors.")
+    for key in keys[: limits.max_selectors]:
+        ns, selector = wanted[key]
+        listed = _read(facts, "peer pods", lambda: gateway.pods_by_label(ns, selector, max_items=limits.max_peers), None)
+        if listed is None:
+            continue
+        _note_cap(facts, listed, what=f"pods matching {selector or 'every pod'} in {ns}",
+                  then="spread and affinity counts may be understated")
+        facts.peer_pods[key] = list(listed)

@@ -19,18 +19,39 @@ from kubernetes.client.exceptions import ApiException
 from bot.errors import ClusterConfigError, ClusterError, ClusterUnreachable, UserError
 from bot.gateway.kubeconfig import ContextInfo, kubeconfig_path, read_context
 from bot.settings import Settings
+from playbooks.analyzers.evidence import event_time
+from playbooks.gather import Listed, ReadFailed, is_device_plugin
+from playbooks.karpenter import versions
 
 log = logging.getLogger(__name__)
 
-NODEPOOL = ("karpenter.sh", "v1", "nodepools")
-NODECLAIM = ("karpenter.sh", "v1", "nodeclaims")
-EC2NODECLASS = ("karpenter.k8s.aws", "v1", "ec2nodeclasses")
+KARPENTER_GROUP = "karpenter.sh"
+AWS_NODECLASS_GROUP = "karpenter.k8s.aws"
 AUTO_NODECLASS = ("eks.amazonaws.com", "v1", "nodeclasses")
 PYTORCHJOB = ("kubeflow.org", "v1", "pytorchjobs")
-NODECLASS_BY_GROUP = {"karpenter.k8s.aws": EC2NODECLASS, "eks.amazonaws.com": AUTO_NODECLASS}
+LEASE = ("coordination.k8s.io", "v1", "leases")
 
 JOB_LABELS = ("training.kubeflow.org/job-name", "batch.kubernetes.io/job-name", "job-name")
+# Pods of a job that carry the evidence: not running, not done. Read first when a job is bigger than the
+# cap, whatever their names (a field selector on status.phase is served for pods by every API server).
+TROUBLED_PODS = "status.phase!=Running,status.phase!=Succeeded"
 _RETRYABLE = {429, 500, 502, 503, 504}
+_DISCOVERY_TTL = 300.0  # CRDs come and go with upgrades; a long-lived bot re-reads now and then
+
+
+class ReadRefused(ReadFailed, ClusterError):
+    """The cluster answered one read with an error (403, 401, 404 for an API it does not serve, 5xx
+    after retries). Gathering records it as a gap; resolving the named target reports it as one line."""
+
+    def __init__(self, cluster: str, read: str, *, status: int | None, reason: str, detail: str) -> None:
+        ReadFailed.__init__(self, read, reason=reason, detail=detail)
+        self.cluster = cluster
+        self.status = status
+        code = f"{status} " if status else ""
+        hint = ""
+        if status in (401, 403):
+            hint = ": check the credentials and RBAC of the context gpubot uses (kubectl auth can-i get ...)"
+        self.args = (f"cluster {cluster} did not let gpubot read {read} ({code}{reason}: {detail}){hint}",)
 
 
 def connect(settings: Settings, *, context: str | None = None) -> "ClusterGateway":
@@ -70,6 +91,8 @@ class ClusterGateway:
         self.apps = client.AppsV1Api(self._api)
         self.batch = client.BatchV1Api(self._api)
         self.custom = client.CustomObjectsApi(self._api)
+        self.apis = client.ApisApi(self._api)
+        self._discovery: tuple[float, dict[str, list[str]] | None] | None = None
 
     def close(self) -> None:
         self._api.close()
@@ -113,17 +136,23 @@ class ClusterGateway:
         response = self._call(fn, *args, **kwargs)
         return json.loads(response.data or b"{}")
 
-    def _get(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> dict[str, Any] | None:
-        """GET one object; ``None`` when it does not exist."""
+    def _refused(self, read: str, exc: ApiException) -> Exception:
+        return _api_error(self.name, read, exc)
+
+    def _get(self, fn: Callable[..., Any], *args: Any, read: str, **kwargs: Any) -> dict[str, Any] | None:
+        """GET one object; ``None`` when it does not exist (an API that is not served is an error)."""
         try:
             return self._json(fn, *args, **kwargs)
         except ApiException as exc:
-            if exc.status == 404:
+            if exc.status == 404 and _names_an_object(exc):
                 return None
-            raise _api_error(self.name, exc) from None
+            raise self._refused(read, exc) from None
 
-    def _list(self, fn: Callable[..., Any], *args: Any, max_items: int | None = None, **kwargs: Any) -> list[dict]:
-        """Follow ``continue`` tokens up to ``max_items`` items (a bound, not a hope)."""
+    def _list(self, fn: Callable[..., Any], *args: Any, read: str, max_items: int | None = None,
+              missing_ok: bool = False, **kwargs: Any) -> Listed:
+        """Follow ``continue`` tokens up to ``max_items`` items (a bound, not a hope); ``more`` on the
+        result counts what the cap left out. ``missing_ok``: an API that is not served lists nothing
+        (optional add-ons such as Kubeflow) instead of being a failed read."""
         items: list[dict] = []
         token: str | None = None
         page = self.settings.page_size if max_items is None else min(self.settings.page_size, max_items)
@@ -133,70 +162,157 @@ class ClusterGateway:
             try:
                 body = self._json(fn, *args, limit=page, **kwargs)
             except ApiException as exc:
-                if exc.status == 404:
-                    return items  # the API group is not installed (e.g. no Kubeflow): nothing to list
-                raise _api_error(self.name, exc) from None
+                if exc.status == 404 and missing_ok:
+                    return Listed(items)
+                raise self._refused(read, exc) from None
             items.extend(body.get("items") or [])
-            token = (body.get("metadata") or {}).get("continue")
-            if not token or (max_items is not None and len(items) >= max_items):
-                return items if max_items is None else items[:max_items]
+            meta = body.get("metadata") or {}
+            token = meta.get("continue")
+            if not token:
+                return Listed(items)
+            if max_items is not None and len(items) >= max_items:
+                left = int(meta.get("remainingItemCount") or 0) + len(items) - max_items
+                return Listed(items[:max_items], more=max(left, 1))
+
+    # -- discovery -------------------------------------------------------------------------------
+
+    def served_versions(self, group: str) -> list[str] | None:
+        """Versions of an API group this cluster serves ([] when not installed); None when discovery
+        itself could not be read. One request per gateway, cached for a few minutes."""
+        now = time.monotonic()
+        if self._discovery is None or now - self._discovery[0] > _DISCOVERY_TTL:
+            groups: dict[str, list[str]] | None
+            try:
+                body = self._json(self.apis.get_api_versions)
+                groups = {g.get("name", ""): [v.get("version", "") for v in g.get("versions") or []]
+                          for g in body.get("groups") or []}
+            except ApiException as exc:
+                log.warning("cluster %s: API discovery failed (%s); assuming current API versions", self.name, exc.status)
+                groups = None
+            self._discovery = (now, groups)
+        groups = self._discovery[1]
+        return None if groups is None else list(groups.get(group, []))
+
+    def api_versions(self) -> dict[str, str]:
+        """The version read for each Karpenter API group (absent: the group is not served)."""
+        out = {}
+        for group, known in ((KARPENTER_GROUP, versions.KARPENTER_VERSIONS),
+                             (AWS_NODECLASS_GROUP, versions.NODECLASS_VERSIONS)):
+            version = self._version(group, known=known)
+            if version:
+                out[group] = version
+        return out
+
+    def _version(self, group: str, *, known: tuple[str, ...]) -> str | None:
+        served = self.served_versions(group)
+        if served is None:
+            return known[0]  # discovery unreadable: try the current version and let the read say
+        return versions.pick(served, known=known)
+
+    def _karpenter(self, read: str, table: dict) -> tuple[str, str, Callable[[dict], dict]]:
+        version = self._version(KARPENTER_GROUP, known=versions.KARPENTER_VERSIONS)
+        if version is None:
+            served = self.served_versions(KARPENTER_GROUP) or []
+            detail = (f"the cluster serves {KARPENTER_GROUP} only at {', '.join(served)}" if served
+                      else f"the cluster serves no {KARPENTER_GROUP} API (Karpenter CRDs are not installed)")
+            raise ReadRefused(self.name, read, status=404, reason="not installed", detail=detail)
+        plural, convert = table[version]
+        return version, plural, convert
 
     # -- reads -----------------------------------------------------------------------------------
 
     def get_pod(self, namespace: str, name: str) -> dict | None:
-        return self._get(self.core.read_namespaced_pod, name, namespace)
+        return self._get(self.core.read_namespaced_pod, name, namespace, read=f"pod {namespace}/{name}")
 
     def get_job(self, namespace: str, name: str) -> dict | None:
-        return self._get(self.batch.read_namespaced_job, name, namespace)
+        return self._get(self.batch.read_namespaced_job, name, namespace, read=f"job {namespace}/{name}")
 
     def get_pytorchjob(self, namespace: str, name: str) -> dict | None:
-        return self._get(self.custom.get_namespaced_custom_object, *PYTORCHJOB[:2], namespace, PYTORCHJOB[2], name)
+        try:
+            return self._get(self.custom.get_namespaced_custom_object, *PYTORCHJOB[:2], namespace, PYTORCHJOB[2],
+                             name, read=f"PyTorchJob {namespace}/{name}")
+        except ReadRefused as exc:
+            if exc.status == 404:
+                return None  # Kubeflow is not installed: there is no PyTorchJob of that name
+            raise
 
     def get_node(self, name: str) -> dict | None:
-        return self._get(self.core.read_node, name)
+        return self._get(self.core.read_node, name, read=f"node {name}")
 
     def get_nodepool(self, name: str) -> dict | None:
-        return self._get(self.custom.get_cluster_custom_object, *NODEPOOL[:2], NODEPOOL[2], name)
+        version, plural, convert = self._karpenter("nodepools", versions.NODEPOOLS)
+        obj = self._get(self.custom.get_cluster_custom_object, KARPENTER_GROUP, version, plural, name,
+                        read="nodepools")
+        return None if obj is None else convert(obj)
 
     def get_nodeclaim(self, name: str) -> dict | None:
-        return self._get(self.custom.get_cluster_custom_object, *NODECLAIM[:2], NODECLAIM[2], name)
+        version, plural, convert = self._karpenter("nodeclaims", versions.NODECLAIMS)
+        obj = self._get(self.custom.get_cluster_custom_object, KARPENTER_GROUP, version, plural, name,
+                        read="nodeclaims")
+        return None if obj is None else convert(obj)
 
     def get_nodeclass(self, group: str, name: str) -> dict | None:
-        coords = NODECLASS_BY_GROUP.get(group)
-        if coords is None:
+        if group == AUTO_NODECLASS[0]:
+            return self._get(self.custom.get_cluster_custom_object, *AUTO_NODECLASS[:2], AUTO_NODECLASS[2], name,
+                             read="nodeclasses")
+        if group != AWS_NODECLASS_GROUP:
             return None
-        return self._get(self.custom.get_cluster_custom_object, *coords[:2], coords[2], name)
+        version = self._version(group, known=versions.NODECLASS_VERSIONS)
+        if version is None:
+            raise ReadRefused(self.name, "nodeclasses", status=404, reason="not installed",
+                              detail=f"the cluster serves no {group} API at a version gpubot reads")
+        plural, convert = versions.EC2NODECLASSES[version]
+        obj = self._get(self.custom.get_cluster_custom_object, group, version, plural, name, read="nodeclasses")
+        return None if obj is None else convert(obj)
 
     def namespace_exists(self, namespace: str) -> bool:
-        return self._get(self.core.read_namespace, namespace) is not None
+        return self._get(self.core.read_namespace, namespace, read=f"namespace {namespace}") is not None
 
-    def list_nodepools(self) -> list[dict]:
+    def list_nodepools(self) -> Listed:
         # NodePools are few by design (one per workload class), so one page is the normal cost.
-        return self._list(self.custom.list_cluster_custom_object, *NODEPOOL[:2], NODEPOOL[2], max_items=200)
+        version, plural, convert = self._karpenter("nodepools", versions.NODEPOOLS)
+        items = self._list(self.custom.list_cluster_custom_object, KARPENTER_GROUP, version, plural,
+                           read="nodepools", max_items=200)
+        return Listed([convert(i) for i in items], more=items.more)
 
-    def job_pods(self, namespace: str, job_name: str, *, max_items: int) -> list[dict]:
-        """Pods of a Kubeflow or batch job: one labelled list, the first selector that matches wins."""
+    def job_pods(self, namespace: str, job_name: str, *, max_items: int) -> Listed:
+        """Pods of a Kubeflow or batch job: one labelled list, the first selector that matches wins.
+
+        When the job has more pods than ``max_items``, a second list fetches its pods that are not
+        running first, so the pods in trouble are read whatever their names; ``more`` on the result
+        counts the pods left out.
+        """
         for label in JOB_LABELS:
-            pods = self._list(
-                self.core.list_namespaced_pod, namespace, label_selector=f"{label}={job_name}", max_items=max_items
-            )
-            if pods:
+            selector = f"{label}={job_name}"
+            pods = self._list(self.core.list_namespaced_pod, namespace, label_selector=selector,
+                              max_items=max_items, read="pods of the job")
+            if not pods:
+                continue
+            if not pods.more:
                 return pods
-        return []
+            troubled = self._list(self.core.list_namespaced_pod, namespace, label_selector=selector,
+                                  field_selector=TROUBLED_PODS, max_items=max_items, read="pods of the job")
+            seen = {p["metadata"]["name"] for p in troubled}
+            merged = list(troubled) + [p for p in pods if p["metadata"]["name"] not in seen]
+            total = len(pods) + pods.more
+            return Listed(merged[:max_items], more=max(total - max_items, 1))
+        return Listed()
 
-    def pods_by_label(self, namespace: str, selector: str, *, max_items: int) -> list[dict]:
-        return self._list(self.core.list_namespaced_pod, namespace, label_selector=selector, max_items=max_items)
+    def pods_by_label(self, namespace: str, selector: str, *, max_items: int) -> Listed:
+        return self._list(self.core.list_namespaced_pod, namespace, label_selector=selector, max_items=max_items,
+                          read=f"pods matching {selector or 'everything'} in {namespace}")
 
     def pending_pods(self, namespace: str, *, max_items: int = 50) -> list[dict]:
         return self._list(
-            self.core.list_namespaced_pod, namespace, field_selector="status.phase=Pending", max_items=max_items
+            self.core.list_namespaced_pod, namespace, field_selector="status.phase=Pending", max_items=max_items,
+            read=f"pods in {namespace}",
         )
 
-    def pods_on_node(self, node_name: str, *, label_selector: str | None = None, max_items: int = 200) -> list[dict]:
+    def pods_on_node(self, node_name: str, *, label_selector: str | None = None, max_items: int = 200) -> Listed:
         kwargs = {"label_selector": label_selector} if label_selector else {}
         return self._list(
             self.core.list_pod_for_all_namespaces, field_selector=f"spec.nodeName={node_name}",
-            max_items=max_items, **kwargs,
+            max_items=max_items, read=f"pods on node {node_name}", **kwargs,
         )
 
     def find_named(self, name: str) -> dict[str, list[str]]:
@@ -208,7 +324,8 @@ class ClusterGateway:
             ("job", self.batch.list_job_for_all_namespaces, ()),
             ("pod", self.core.list_pod_for_all_namespaces, ()),
         ):
-            for item in self._list(fn, *args, field_selector=selector, max_items=20):
+            for item in self._list(fn, *args, field_selector=selector, max_items=20, missing_ok=True,
+                                   read=f"{kind}s named {name}"):
                 ns = (item.get("metadata") or {}).get("namespace")
                 if ns:
                     found.setdefault(kind, []).append(ns)
@@ -222,26 +339,29 @@ class ClusterGateway:
             (self.batch.list_namespaced_job, (namespace,)),
             (self.core.list_namespaced_pod, (namespace,)),
         ):
-            body = self._json_list_page(fn, *args)
+            body = self._json_list_page(fn, *args, read=f"names in {namespace}")
             names.extend(i["metadata"]["name"] for i in body)
         return list(dict.fromkeys(names))
 
-    def _json_list_page(self, fn: Callable[..., Any], *args: Any) -> list[dict]:
+    def _json_list_page(self, fn: Callable[..., Any], *args: Any, read: str) -> list[dict]:
         try:
             return self._json(fn, *args, limit=self.settings.page_size).get("items") or []
         except ApiException as exc:
             if exc.status == 404:
                 return []
-            raise _api_error(self.name, exc) from None
+            raise self._refused(read, exc) from None
 
     def events_for(self, *, kind: str, name: str, namespace: str | None, max_items: int = 200) -> list[dict]:
-        """Events about one object (field selector on involvedObject), oldest first."""
+        """Events about one object (field selector on involvedObject), oldest first, whichever shape
+        they were written in (core/v1 ``lastTimestamp`` or events.k8s.io/v1 ``eventTime`` / ``series``)."""
         selector = f"involvedObject.kind={kind},involvedObject.name={name}"
         if namespace:
-            events = self._list(self.core.list_namespaced_event, namespace, field_selector=selector, max_items=max_items)
+            events = self._list(self.core.list_namespaced_event, namespace, field_selector=selector,
+                                max_items=max_items, read="events")
         else:
-            events = self._list(self.core.list_event_for_all_namespaces, field_selector=selector, max_items=max_items)
-        return sorted(events, key=_event_time)
+            events = self._list(self.core.list_event_for_all_namespaces, field_selector=selector,
+                                max_items=max_items, read="events")
+        return sorted(events, key=event_time)
 
     def pod_log(self, namespace: str, name: str, *, container: str | None, previous: bool) -> str | None:
         """The tail of a container's log; ``None`` when there is none (e.g. no previous container)."""
@@ -251,23 +371,32 @@ class ClusterGateway:
         try:
             response = self._call(self.core.read_namespaced_pod_log, name, namespace, **kwargs)
         except ApiException as exc:
-            if exc.status in (400, 404):
+            if exc.status == 400 or (exc.status == 404 and _names_an_object(exc)):
                 return None
-            raise _api_error(self.name, exc) from None
+            raise self._refused("pod logs", exc) from None
         return response.data.decode("utf-8", errors="replace")
 
-    def karpenter_log(self) -> tuple[str | None, str | None]:
-        """(log text, pod name) of the Karpenter controller; (None, None) when it does not run here."""
-        ns = self.settings.karpenter_namespace
-        pods = self._list(self.core.list_namespaced_pod, ns, label_selector=self.settings.karpenter_selector, max_items=5)
-        running = [p for p in pods if (p.get("status") or {}).get("phase") == "Running"] or pods
-        if not running:
-            return None, None
-        pod = running[0]
-        name = pod["metadata"]["name"]
-        containers = [c.get("name") for c in (pod.get("spec") or {}).get("containers") or []]
-        container = "controller" if "controller" in containers else (containers[0] if containers else None)
-        return self.pod_log(ns, name, container=container, previous=False), f"{ns}/{name}"
+    # -- the Karpenter controller ----------------------------------------------------------------
+
+    def karpenter_namespaces(self) -> tuple[str, ...]:
+        """Where to look for the controller: the configured namespace, else the upstream default
+        (kube-system, as the Karpenter docs install it) and then the common ``karpenter``."""
+        if self.settings.karpenter_namespace:
+            return (self.settings.karpenter_namespace,)
+        return ("kube-system", "karpenter")
+
+    def karpenter_pods(self, namespace: str, *, max_items: int = 5) -> Listed:
+        return self._list(self.core.list_namespaced_pod, namespace, label_selector=self.settings.karpenter_selector,
+                          max_items=max_items, read=f"Karpenter controller pods in {namespace}")
+
+    def karpenter_lease(self, namespace: str) -> dict | None:
+        """The controller's leader-election Lease.
+
+        kubernetes-sigs/karpenter pkg/operator/operator.go: LeaderElectionID "karpenter-leader-election"
+        in the controller's own namespace; holderIdentity is "<pod name>_<uuid>".
+        """
+        return self._get(self.custom.get_namespaced_custom_object, *LEASE[:2], namespace, LEASE[2],
+                         "karpenter-leader-election", read="Karpenter leader Lease")
 
     def gpu_nodes(self, *, max_items: int = 500) -> tuple[list[dict], int]:
         """GPU nodes by the labels Karpenter (or Auto Mode, or GPU feature discovery) puts on them,
@@ -279,30 +408,26 @@ class ClusterGateway:
             try:
                 body = self._json(self.core.list_node, label_selector=selector, limit=max_items)
             except ApiException as exc:
-                raise _api_error(self.name, exc) from None
+                raise self._refused("nodes", exc) from None
             for node in body.get("items") or []:
                 found.setdefault(node["metadata"]["name"], node)
             more = max(more, int((body.get("metadata") or {}).get("remainingItemCount") or 0))
         nodes = list(found.values())
         return nodes[:max_items], more + max(len(nodes) - max_items, 0)
 
-    def device_plugin_daemonsets(self) -> list[dict]:
+    def daemonsets(self, *, max_items: int = 300) -> Listed:
         # DaemonSets are few (one per add-on), whatever the number of nodes.
-        items = self._list(self.apps.list_daemon_set_for_all_namespaces, max_items=300)
-        return [d for d in items if _is_device_plugin(d)]
+        return self._list(self.apps.list_daemon_set_for_all_namespaces, max_items=max_items, read="daemonsets")
 
+    def device_plugin_daemonsets(self) -> list[dict]:
+        return [d for d in self.daemonsets() if is_device_plugin(d)]
 
-def _is_device_plugin(ds: dict) -> bool:
-    meta = ds.get("metadata") or {}
-    text = " ".join([meta.get("name", ""), *((meta.get("labels") or {}).values())]).lower()
-    return "device-plugin" in text and ("nvidia" in text or "efa" in text or "neuron" in text)
+    def get_pvc(self, namespace: str, name: str) -> dict | None:
+        return self._get(self.core.read_namespaced_persistent_volume_claim, name, namespace,
+                         read="persistent volume claims")
 
-
-def _event_time(event: dict) -> str:
-    return str(
-        event.get("lastTimestamp") or event.get("eventTime") or event.get("firstTimestamp")
-        or (event.get("metadata") or {}).get("creationTimestamp") or ""
-    )
+    def get_pv(self, name: str) -> dict | None:
+        return self._get(self.core.read_persistent_volume, name, read="persistent volumes")
 
 
 def _reason(exc: BaseException, timeout: float) -> str:
@@ -314,19 +439,28 @@ def _reason(exc: BaseException, timeout: float) -> str:
     return text.splitlines()[0][:200] if text else type(exc).__name__
 
 
-def _api_error(cluster: str, exc: ApiException) -> Exception:
-    if exc.status in (401, 403):
-        return ClusterError(
-            f"cluster {cluster} refused the request ({exc.status} {exc.reason}): check the credentials "
-            "and RBAC of the context gpubot uses"
-        )
+def _names_an_object(exc: ApiException) -> bool:
+    """A 404 about one object (``pods "x" not found``: its Status names it) rather than about the
+    path (an API group or resource the cluster does not serve, answered with no object named)."""
+    try:
+        body = json.loads(exc.body)
+    except (TypeError, ValueError):
+        return False
+    return isinstance(body, dict) and bool((body.get("details") or {}).get("name"))
+
+
+_REASONS = {401: "unauthorized", 403: "forbidden", 404: "not served"}
+
+
+def _api_error(cluster: str, read: str, exc: ApiException) -> Exception:
     if exc.status == 400:
         return UserError(f"cluster {cluster} rejected the request: {_status_message(exc)}")
-    return ClusterError(f"cluster {cluster} answered {exc.status} {exc.reason}: {_status_message(exc)}")
+    reason = _REASONS.get(exc.status, f"answered {exc.status} {exc.reason or ''}".strip())
+    return ReadRefused(cluster, read, status=exc.status, reason=reason, detail=_status_message(exc))
 
 
 def _status_message(exc: ApiException) -> str:
     try:
         return str(json.loads(exc.body).get("message", ""))[:300]
     except (TypeError, ValueError, AttributeError):
-        return (exc.reason or "")[:300]
+        return (exc.body if isinstance(exc.body, str) and exc.body else exc.reason or "")[:300].strip()

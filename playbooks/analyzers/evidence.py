@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 
 from playbooks.facts import PodFacts
 from playbooks.model import Evidence
@@ -14,10 +15,59 @@ def trim(text: str, limit: int = MAX_TEXT) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def event_component(event: dict) -> str:
+    """Who wrote the event, in either shape: legacy core/v1 ``source.component``, or events.k8s.io/v1
+    ``reportingController`` (``reportingComponent`` when read through core/v1).
+
+    kubernetes/kubernetes pkg/apis/core/v1 Event and pkg/apis/events/v1 conversion: ``reportingController``
+    is stored as ``reportingComponent``; new-style recorders leave ``source`` empty.
+    """
+    return str((event.get("source") or {}).get("component") or event.get("reportingComponent")
+               or event.get("reportingController") or "")
+
+
+def event_count(event: dict) -> int:
+    """How many times it happened: legacy ``count``, or events.k8s.io/v1 ``series.count`` (a new-style
+    event seen once has no series and no count)."""
+    for value in (event.get("count"), (event.get("series") or {}).get("count")):
+        try:
+            if value:
+                return int(value)
+        except (TypeError, ValueError):
+            continue
+    return 1
+
+
+def _parse_time(value: object) -> datetime | None:
+    if not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+
+
+_EPOCH = datetime.min.replace(tzinfo=timezone.utc)
+
+
+def event_time(event: dict) -> datetime:
+    """When the event last happened, in either shape: ``lastTimestamp``, else events.k8s.io/v1
+    ``series.lastObservedTime``, else ``eventTime``, else ``firstTimestamp`` / creation. Parsed, since
+    ``eventTime`` is a MicroTime ("...:33.000000Z") that does not sort as text against "...:33Z"."""
+    for value in (event.get("lastTimestamp"), (event.get("series") or {}).get("lastObservedTime"),
+                  event.get("eventTime"), event.get("firstTimestamp"),
+                  (event.get("metadata") or {}).get("creationTimestamp")):
+        parsed = _parse_time(value)
+        if parsed is not None:
+            return parsed
+    return _EPOCH
+
+
 def event_source(ref: str, event: dict) -> str:
-    component = (event.get("source") or {}).get("component") or event.get("reportingComponent") or ""
-    count = event.get("count")
-    times = f", x{count}" if count and int(count) > 1 else ""
+    component = event_component(event)
+    count = event_count(event)
+    times = f", x{count}" if count > 1 else ""
     return f"event {ref} {event.get('reason', '')} ({component}{times})".replace(" ()", "")
 
 
@@ -28,7 +78,7 @@ def from_event(ref: str, event: dict) -> Evidence:
 def events(pod: PodFacts, *, reasons: tuple[str, ...] = (), components: tuple[str, ...] = ()) -> list[Evidence]:
     out = []
     for event in pod.events:
-        component = (event.get("source") or {}).get("component") or event.get("reportingComponent") or ""
+        component = event_component(event)
         if reasons and event.get("reason") not in reasons:
             continue
         if components and not any(c in component for c in components):

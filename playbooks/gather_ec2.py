@@ -1,12 +1,15 @@
-"""EC2 facts for a diagnosis: which instance types each considered NodePool allows, and where they
-are offered. Only the NodePools a pending pod could use are looked up."""
+"""EC2 facts for a diagnosis: which instance types each considered NodePool allows, and where and how
+(zone, capacity type) they are offered. Only the NodePools a pending pod could use are looked up.
+
+Instance-type facts may come from EC2 or, without it, from the embedded catalogue; offerings need EC2.
+What could not be checked becomes a gap; nothing is concluded from it."""
 from __future__ import annotations
 
 import re
 from typing import Any, Protocol
 
 from playbooks.facts import Ec2Facts, Facts, FactsUnavailable, PodFacts
-from playbooks.requirements import instance_patterns, label_prefix, nodepool_requirements, type_allowed
+from playbooks.karpenter.requirements import instance_patterns, label_prefix, nodepool_requirements, type_allowed
 
 
 class Catalog(Protocol):  # what the engine needs from bot.gateway.Ec2Catalog
@@ -27,15 +30,36 @@ def gather_ec2(facts: Facts, *, catalog: Catalog | None) -> Ec2Facts:
     try:
         for name in sorted(wanted & set(facts.nodepools)):
             out.candidates[name] = candidates_for(facts.nodepools[name], catalog=catalog)
-        names = sorted({t for c in out.candidates.values() for t in c})
-        if names:
-            out.zones = catalog.zones_offering(names)
     except FactsUnavailable as exc:
         return Ec2Facts(unavailable=str(exc), region=catalog.region)
+    out.source = str(getattr(catalog, "source", None) or "ec2")
+    if out.source != "ec2":
+        facts.gaps.append(f"Instance-type facts come from the {out.source}, not EC2"
+                          f"{' (' + catalog.unavailable_reason + ')' if catalog.unavailable_reason else ''}.")
+    names = sorted({t for c in out.candidates.values() for t in c})
+    if names:
+        _gather_offerings(out, names, catalog=catalog, gaps=facts.gaps)
     return out
 
 
-_NODEPOOL_NAMED = re.compile(r"""(?:nodepool "|NodePool=|provisioner ")(?P<name>[a-z0-9][-a-z0-9.]*)""")
+def _gather_offerings(out: Ec2Facts, names: list[str], *, catalog: Catalog, gaps: list[str]) -> None:
+    by_capacity = getattr(catalog, "offerings", None)
+    try:
+        if callable(by_capacity):
+            out.offerings = by_capacity(names)
+            out.zones = {t: frozenset(z) for t, z in out.offerings.items()}
+            for capacity_type, why in (getattr(catalog, "capacity_types_unchecked", None) or {}).items():
+                gaps.append(f"{capacity_type.capitalize()} offerings per zone were not checked: {why}.")
+                out.offerings = {}  # zones stay known; capacity types are not, for any type
+        else:
+            out.zones = catalog.zones_offering(names)
+            gaps.append("Capacity types (on-demand, spot, reserved) per zone were not checked: zone offerings only.")
+    except FactsUnavailable as exc:
+        out.zones, out.offerings = {}, {}
+        gaps.append(f"Zone and capacity-type offerings were not checked: {exc}.")
+
+
+_NODEPOOL_NAMED = re.compile(r"""(?:nodepool "|NodePool=|provisioner "|nodepool: ")(?P<name>[a-z0-9][-a-z0-9.]*)""")
 
 
 def considered_nodepools(pod: PodFacts, facts: Facts) -> list[str]:
@@ -47,15 +71,14 @@ def considered_nodepools(pod: PodFacts, facts: Facts) -> list[str]:
     named: list[str] = []
     for event in pod.events:
         if event.get("reason") == "FailedScheduling":
-            named += [m.group("name") for m in _NODEPOOL_NAMED.finditer(event.get("message", ""))]
+            named += [m.group("name") for m in _NODEPOOL_NAMED.finditer(event.get("message", "") or event.get("note", ""))]
     named = [n for n in dict.fromkeys(named) if n in facts.nodepools]
     return named or sorted(facts.nodepools)
 
 
 def candidates_for(nodepool: dict, *, catalog: Catalog) -> dict[str, Any]:
-    """Instance types this NodePool's requirements allow, with their EC2 facts."""
+    """Instance types this NodePool's requirements allow, with their facts."""
     reqs = nodepool_requirements(nodepool)
     prefix = label_prefix(nodepool)
-    flat = [r for rs in reqs.values() for r in rs]
     found = catalog.matching(instance_patterns(reqs, prefix))
-    return {name: info for name, info in found.items() if type_allowed(info.karpenter_labels(prefix.rstrip("/")), flat)}
+    return {name: info for name, info in found.items() if type_allowed(info, reqs, prefix=prefix)}

@@ -1,0 +1,113 @@
+"""One pending pod against one NodePool, in the order Karpenter's scheduler checks it: taints, the NodeClass,
+then for each required nodeSelectorTerm the label requirements, the instance types they allow, resources
+with daemonset overhead, offerings, minValues and limits (kubernetes-sigs/karpenter
+pkg/controllers/provisioning/scheduling/{scheduler,nodeclaim}.go). Returns data; findings are worded by
+playbooks/analyzers/pending.py."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from playbooks.facts import Facts, PodFacts
+from playbooks.karpenter import labels as lbl
+from playbooks.karpenter import limits as lim
+from playbooks.karpenter import offerings as off
+from playbooks.karpenter import resources as res
+from playbooks.karpenter.requirements import (
+    Incompatible, Requirements, instance_requirements, is_auto_mode, label_prefix, min_values_unmet,
+    nodepool_requirements, pod_terms,
+)
+
+# Stages in the order Karpenter meets them; a term that fails later got further.
+STAGES = ("label", "no_types", "type_requirements", "resources", "efa", "offering", "min_values", "limit")
+
+
+@dataclass
+class Blocker:
+    kind: str  # taint, nodeclass, or one of STAGES
+    weight: int = 1  # how far the NodePool is from serving the pod: a pool without GPUs at all is clearly not meant
+    data: dict = field(default_factory=dict)
+
+
+@dataclass
+class Verdict:
+    nodepool: str
+    blockers: list[Blocker] = field(default_factory=list)
+    verified: bool = True  # False: no instance-type facts, so only labels, taints and limits were checked
+
+    @property
+    def ok(self) -> bool:
+        return not self.blockers
+
+    @property
+    def score(self) -> int:
+        return sum(b.weight for b in self.blockers)
+
+
+def evaluate(pod: PodFacts, nodepool: dict, facts: Facts) -> Verdict:
+    name = nodepool["metadata"]["name"]
+    auto = is_auto_mode(nodepool)
+    verdict = Verdict(name, verified=facts.ec2.unavailable is None and name in facts.ec2.candidates)
+    spec = (nodepool.get("spec") or {}).get("template", {}).get("spec") or {}
+    # kubernetes-sigs/karpenter pkg/scheduling/taints.go ToleratesPod against the template's taints
+    # (startupTaints are expected to be removed, so they do not count)
+    missing = res.untolerated(spec.get("taints") or [], (pod.pod.get("spec") or {}).get("tolerations") or [])
+    if missing:
+        verdict.blockers.append(Blocker("taint", 1, {"taints": missing, "all": spec.get("taints") or []}))
+    nodeclass_key, nodeclass = off.nodeclass_of(nodepool, facts.nodeclasses)
+    broken = off.not_ready(nodeclass)
+    if broken:
+        verdict.blockers.append(Blocker("nodeclass", 1, {"nodeclass": nodeclass_key, "condition": broken}))
+    np_reqs = nodepool_requirements(nodepool)
+    requests = res.pod_requests(pod.pod)
+    outcomes = [_term(term, np_reqs, nodepool=nodepool, requests=requests, facts=facts, auto=auto,
+                      nodeclass=nodeclass, verified=verdict.verified) for term in pod_terms(pod.pod)]
+    for index, outcome in enumerate(outcomes):
+        if outcome is not None:
+            outcome.data["term"] = index
+    if any(o is None for o in outcomes):
+        return verdict
+    # report the term that got furthest (Karpenter tried them all); the first of equals
+    best = max(outcomes, key=lambda b: (STAGES.index(b.kind), -b.data["term"]))
+    best.data["terms"] = len(outcomes)
+    verdict.blockers.append(best)
+    return verdict
+
+
+def _term(term: Requirements, np_reqs: Requirements, *, nodepool: dict, requests: dict, facts: Facts, auto: bool,
+          nodeclass: dict | None, verified: bool) -> Blocker | None:
+    # kubernetes-sigs/karpenter pkg/controllers/provisioning/scheduling/nodeclaim.go CanAdd:
+    # Compatible(podRequirements, AllowUndefinedWellKnownLabels)
+    bad: Incompatible | None = np_reqs.compatible(term, allow_undefined=lbl.well_known(auto_mode=auto))
+    if bad is not None:
+        return Blocker("label", 2, {"incompatible": bad, "requirements": term})
+    merged = np_reqs.merged(term)
+    name = nodepool["metadata"]["name"]
+    if not verified:
+        block = lim.blocking_by_request(nodepool, requests)
+        return Blocker("limit", 1, {"block": block, "requests": requests}) if block else None
+    prefix = label_prefix(nodepool)
+    candidates = facts.ec2.candidates.get(name, {})
+    if not candidates:
+        return Blocker("no_types", 10, {"requirements": np_reqs})
+    if requests.get(res.GPU) and not any(i.gpu_count for i in candidates.values()):
+        return Blocker("no_types", 10, {"requirements": np_reqs, "gpus": requests[res.GPU], "candidates": candidates})
+    # nodeclaim.go filterInstanceTypesByRequirements: compatible(it, requirements) = it.Requirements.Intersects
+    types = {t: i for t, i in candidates.items() if instance_requirements(i, prefix=prefix).intersects(merged) is None}
+    if not types:
+        return Blocker("type_requirements", 2, {"requirements": term, "merged": merged, "candidates": candidates})
+    overhead, daemons = res.daemonset_overhead(facts.daemonsets, nodepool, auto_mode=auto)
+    fit = res.fit(requests, overhead, types)
+    if not fit.fitting:
+        kind = "efa" if requests.get(res.EFA) and not any(i.max_efa_interfaces for i in types.values()) else "resources"
+        return Blocker(kind, 1, {"requests": requests, "overhead": overhead, "daemonsets": daemons, "types": types,
+                                 "missing": fit.missing})
+    offers = off.check(merged, fit.fitting, ec2=facts.ec2, nodeclass=nodeclass)
+    if not offers.offered:
+        return Blocker("offering", 1, {"offerings": offers, "types": fit.fitting, "merged": merged})
+    unmet = min_values_unmet(merged, offers.offered, prefix=prefix)
+    if unmet:
+        return Blocker("min_values", 1, {"unmet": unmet, "types": offers.offered})
+    block = lim.blocking(nodepool, offers.offered)
+    if block:
+        return Blocker("limit", 1, {"block": block, "requests": requests})
+    return None

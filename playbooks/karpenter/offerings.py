@@ -1,0 +1,123 @@
+"""Where and how an instance type can be bought: capacity type (on-demand, spot, reserved), zone, and the
+EC2NodeClass that supplies subnets, capacity reservations and its own Ready condition. An instance type
+counts only if one of its offerings is compatible with the pod's and the NodePool's requirements
+(kubernetes-sigs/karpenter pkg/controllers/provisioning/scheduling/nodeclaim.go fits(): "no instance type
+has the required offering")."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from playbooks.karpenter import labels as lbl
+from playbooks.karpenter.requirements import Requirements
+
+
+def nodeclass_of(nodepool: dict, nodeclasses: dict[str, dict]) -> tuple[str, dict | None]:
+    """("group/name", the object or None when it was not read)."""
+    ref = ((nodepool.get("spec") or {}).get("template") or {}).get("spec", {}).get("nodeClassRef") or {}
+    key = f"{ref.get('group', '')}/{ref.get('name', '')}"
+    return key, nodeclasses.get(key)
+
+
+@dataclass(frozen=True)
+class NotReady:
+    condition: str  # the failing condition: Ready, or SubnetsReady, AMIsReady ... when one of them says why
+    reason: str
+    message: str
+
+
+def not_ready(nodeclass: dict | None) -> NotReady | None:
+    """A NodeClass whose Ready condition is False: Karpenter returns no instance types for it
+    (aws/karpenter-provider-aws pkg/cloudprovider/cloudprovider.go GetInstanceTypes: NodeClass not ready).
+    The most specific False condition is named, since Ready's own message only summarises it."""
+    if not nodeclass:
+        return None
+    conditions = {c.get("type"): c for c in (nodeclass.get("status") or {}).get("conditions") or []}
+    ready = conditions.get("Ready")
+    if not ready or ready.get("status") != "False":
+        return None  # Unknown or absent: not yet reconciled, not a verdict
+    for name in ("SubnetsReady", "SecurityGroupsReady", "AMIsReady", "InstanceProfileReady", "ValidationSucceeded"):
+        cond = conditions.get(name)
+        if cond and cond.get("status") == "False":
+            return NotReady(name, cond.get("reason", ""), cond.get("message", ""))
+    return NotReady("Ready", ready.get("reason", ""), ready.get("message", ""))
+
+
+def subnet_zones(nodeclass: dict | None) -> frozenset[str] | None:
+    """Zones of the NodeClass's resolved subnets (status.subnets[].zone); None when not known."""
+    subnets = ((nodeclass or {}).get("status") or {}).get("subnets")
+    if not subnets:
+        return None
+    return frozenset(s["zone"] for s in subnets if s.get("zone"))
+
+
+def reserved_offerings(nodeclass: dict | None) -> dict[str, set[str]]:
+    """instance type -> zones with an active capacity reservation (ODCR or Capacity Block) the NodeClass
+    selected (EC2NodeClass status.capacityReservations): the only source of "reserved" offerings."""
+    out: dict[str, set[str]] = {}
+    for cr in ((nodeclass or {}).get("status") or {}).get("capacityReservations") or []:
+        if cr.get("state", "active") == "active" and cr.get("instanceType") and cr.get("availabilityZone"):
+            out.setdefault(cr["instanceType"], set()).add(cr["availabilityZone"])
+    return out
+
+
+@dataclass
+class Offerings:
+    """The verdict on offerings for one NodePool and one pod's requirements."""
+
+    zones: frozenset[str] | None  # allowed zones (pod ∩ NodePool ∩ subnets); None: any
+    capacity_types: frozenset[str]  # allowed capacity types
+    offered: dict = field(default_factory=dict)  # instance type -> info, with a compatible offering
+    where: dict[str, dict[str, frozenset[str]]] = field(default_factory=dict)  # type -> zone -> capacity types known
+    capacity_checked: bool = True  # False: only zone offerings were known, not capacity types
+    subnet_zones: frozenset[str] | None = None
+
+
+def allowed(reqs: Requirements, *, subnets: frozenset[str] | None) -> tuple[frozenset[str] | None, frozenset[str]]:
+    """Allowed zones and capacity types from the merged pod + NodePool requirements and the subnets."""
+    zone_req = reqs.by_key.get(lbl.ZONE)
+    zones = None
+    if zone_req is not None and not zone_req.complement:
+        zones = frozenset(zone_req.values)
+    if subnets is not None:
+        zones = subnets if zones is None else zones & subnets
+        if zone_req is not None and zone_req.complement:
+            zones = frozenset(z for z in zones if zone_req.has(z))
+    ct = reqs.get(lbl.CAPACITY_TYPE)
+    return zones, frozenset(c for c in lbl.CAPACITY_TYPES if ct.has(c))
+
+
+def check(reqs: Requirements, types: dict, *, ec2, nodeclass: dict | None) -> Offerings:
+    """Which of ``types`` have an offering the requirements allow. Missing data never removes a type:
+    a type EC2 said nothing about counts as offered."""
+    subnets = subnet_zones(nodeclass)
+    zones, capacity_types = allowed(reqs, subnets=subnets)
+    zone_req = reqs.get(lbl.ZONE)
+    reserved = reserved_offerings(nodeclass)
+    out = Offerings(zones=zones, capacity_types=capacity_types, subnet_zones=subnets,
+                    capacity_checked=bool(ec2.offerings))
+    for name, info in types.items():
+        where = _where(name, ec2=ec2, reserved=reserved)
+        if where is None:
+            out.offered[name] = info
+            continue
+        out.where[name] = where
+        for zone, cts in where.items():
+            if (zones is not None and zone not in zones) or not zone_req.has(zone):
+                continue
+            if cts is None or cts & capacity_types:
+                out.offered[name] = info
+                break
+    return out
+
+
+def _where(name: str, *, ec2, reserved: dict[str, set[str]]) -> dict[str, frozenset[str] | None] | None:
+    """zone -> capacity types (None: capacity types not known) for one type; None when EC2 said nothing."""
+    if name in (ec2.offerings or {}):
+        where = {z: frozenset(c) for z, c in ec2.offerings[name].items()}
+    elif name in (ec2.zones or {}):
+        where = {z: None for z in ec2.zones[name]}
+    else:
+        return None
+    for zone in reserved.get(name, ()):
+        where[zone] = (where.get(zone) or frozenset()) | {"reserved"}
+    return where

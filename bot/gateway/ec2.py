@@ -29,8 +29,8 @@ log = logging.getLogger(__name__)
 CACHE_SECONDS = 3600.0
 # Capacity reservations fill and free as instances launch: their availability is not kept as long.
 RESERVATION_CACHE_SECONDS = 60.0
-# After EC2 did not answer, later calls (the rest of this diagnosis, the next ones) fall back at once
-# instead of each waiting out the timeouts again.
+# After EC2's endpoint could not be reached, later calls (the rest of this diagnosis, the next ones)
+# fall back at once instead of each waiting out the timeouts again.
 UNREACHABLE_SECONDS = 60.0
 
 EC2_SOURCE = "ec2"
@@ -143,7 +143,9 @@ class Ec2Catalog:
             raise Ec2Unavailable(f"EC2 gave no readable answer to {what} (server error)") from None
         except (botocore.exceptions.BotoCoreError, OSError) as exc:
             reason = f"EC2 did not answer {what}: {str(exc)[:200]}"
-            if not optional:
+            # Only when the endpoint cannot be reached at all: a slow answer to one large call (a read
+            # timeout) says nothing about the next, smaller one.
+            if not optional and isinstance(exc, botocore.exceptions.ConnectionError):
                 self._unreachable = (time.monotonic() + UNREACHABLE_SECONDS, reason)
             raise Ec2Unavailable(reason) from None
 

@@ -1,0 +1,57 @@
+"""Offerings: capacity type and zone from the pod, the NodePool and the EC2NodeClass's subnets; the
+NodeClass Ready condition. Missing data never removes an instance type."""
+from __future__ import annotations
+
+from bot.gateway.ec2 import InstanceTypeInfo
+from playbooks.facts import Ec2Facts
+from playbooks.karpenter import offerings as off
+from playbooks.karpenter.requirements import Requirement, Requirements
+
+P5 = InstanceTypeInfo(name="p5.48xlarge", vcpus=192, memory_mib=2097152, architectures=("x86_64",), gpu_count=8,
+                      gpu_name="H100", gpu_manufacturer="NVIDIA", gpu_memory_mib=81920, efa_supported=True,
+                      max_efa_interfaces=32)
+TYPES = {"p5.48xlarge": P5}
+
+
+def test_spot_only_without_spot_offering_in_the_allowed_zones():
+    ec2 = Ec2Facts(offerings={"p5.48xlarge": {"us-east-1a": frozenset({"on-demand"}),
+                                              "us-east-1b": frozenset({"on-demand", "spot"})}})
+    got = off.check(Requirements.of([Requirement.of("karpenter.sh/capacity-type", "In", ["spot"]),
+                                     Requirement.of("topology.kubernetes.io/zone", "In", ["us-east-1a"])]),
+                    TYPES, ec2=ec2, nodeclass=None)
+    assert not got.offered and got.capacity_types == {"spot"} and got.zones == {"us-east-1a"}
+    got = off.check(Requirements.of([Requirement.of("karpenter.sh/capacity-type", "In", ["spot"])]), TYPES, ec2=ec2,
+                    nodeclass=None)
+    assert got.offered  # spot in us-east-1b
+
+
+def test_subnet_zones_narrow_the_allowed_zones():
+    nodeclass = {"status": {"subnets": [{"id": "subnet-1", "zone": "us-east-1a"}]}}
+    ec2 = Ec2Facts(zones={"p5.48xlarge": frozenset({"us-east-1b"})})
+    got = off.check(Requirements(), TYPES, ec2=ec2, nodeclass=nodeclass)
+    assert not got.offered and got.zones == {"us-east-1a"} and not got.capacity_checked
+
+
+def test_missing_offering_data_never_removes_a_type():
+    got = off.check(Requirements.of([Requirement.of("topology.kubernetes.io/zone", "In", ["us-east-1a"])]), TYPES,
+                    ec2=Ec2Facts(), nodeclass=None)
+    assert got.offered == TYPES
+
+
+def test_reserved_offerings_come_from_the_nodeclass_capacity_reservations():
+    nodeclass = {"status": {"capacityReservations": [
+        {"id": "cr-1", "instanceType": "p5.48xlarge", "availabilityZone": "us-east-1b", "state": "active"}]}}
+    ec2 = Ec2Facts(offerings={"p5.48xlarge": {"us-east-1b": frozenset({"on-demand"})}})
+    wanted = Requirements.of([Requirement.of("karpenter.sh/capacity-type", "In", ["reserved"])])
+    assert off.check(wanted, TYPES, ec2=ec2, nodeclass=nodeclass).offered
+    assert not off.check(wanted, TYPES, ec2=ec2, nodeclass=None).offered
+
+
+def test_nodeclass_not_ready_names_the_failing_condition():
+    nodeclass = {"status": {"conditions": [
+        {"type": "SubnetsReady", "status": "False", "reason": "SubnetsNotFound", "message": "SubnetSelector did not match any Subnets"},
+        {"type": "Ready", "status": "False", "reason": "UnhealthyDependents", "message": "SubnetsReady=False"}]}}
+    got = off.not_ready(nodeclass)
+    assert (got.condition, got.message) == ("SubnetsReady", "SubnetSelector did not match any Subnets")
+    assert off.not_ready({"status": {"conditions": [{"type": "Ready", "status": "Unknown"}]}}) is None
+    assert off.not_ready(None) is None

@@ -267,7 +267,8 @@ class Ec2Catalog:
     def offerings(self, names: Iterable[str]) -> dict[str, dict[str, frozenset[str]]]:
         """Instance type -> zone -> capacity types offered there: "on-demand" where the type is offered
         and supports it, "spot" where EC2 has a current Linux/UNIX spot price, "reserved" where an active
-        capacity reservation (Capacity Blocks included) has instances free.
+        capacity reservation (Capacity Blocks included) has instances free. Reservations are the
+        account's; Karpenter launches into those its EC2NodeClass selects (capacityReservationSelectorTerms).
 
         Raises Ec2Unavailable when zone offerings cannot be had at all. When only the spot or reserved
         check fails, the rest is returned and ``capacity_types_unchecked`` says which and why.

@@ -219,3 +219,20 @@ def test_offerings_by_capacity_type(moto_url, aws_env):
     calls = catalog.calls
     assert catalog.offerings(names) == offerings
     assert catalog.calls == calls  # cached, the failed check included
+
+
+def test_when_sts_cannot_say_answers_are_kept_per_access_key(aws_env):
+    url = _closed_port_url()
+    catalog = catalog_for(region=REGION, endpoint_url=url, timeout=2)
+    assert catalog.account == "access key testing"
+    aws_env.setenv("AWS_ACCESS_KEY_ID", "other")
+    assert catalog_for(region=REGION, endpoint_url=url, timeout=2).account == "access key other"
+    # and EC2 there cannot be reached either: the embedded catalogue answers
+    assert catalog.matching(["g6e.*"])["g6e.xlarge"].gpu_name == "L40S"
+
+
+def test_without_a_region_the_embedded_catalogue_answers_and_says_why_zones_were_not(moto_url, aws_env):
+    catalog = catalog_for(region=None, endpoint_url=moto_url)
+    assert catalog.matching(["p5e.*"])["p5e.48xlarge"].gpu_memory_mib == 144384
+    with pytest.raises(Ec2Unavailable, match=r"^zone offerings not checked: no AWS region is configured \(set AWS_REGION\)$"):
+        catalog.zones_offering(["p5e.48xlarge"])

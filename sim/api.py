@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from sim import discovery, events, resources
+from sim import access, discovery, events, resources
 from sim.cluster import Cluster
 from sim.resources import ApiError, ResourceType
 from sim.selectors import SelectorError, parse_field_selector, parse_label_selector
@@ -212,6 +212,9 @@ def _resource_request(
     cluster: Cluster, *, group: str, version: str, rest: list[str], request: Request
 ) -> Response:
     target = _parse_target(cluster, group=group, version=version, rest=rest)
+    access.check(cluster.forbidden, method=request.method, group=target.rt.group, plural=target.rt.plural,
+                 subresource=target.subresource, namespace=target.namespace, name=target.name,
+                 watch=_bool_param(request.query, "watch"))
     if target.name is None:
         return _collection_verb(cluster, target, request)
     return _object_verb(cluster, target, request)

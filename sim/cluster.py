@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Callable, Iterable
 
-from sim import events, resources
+from sim import access, events, resources
 from sim.logs import LogKey, LogStore, pick_container, tail
 from sim.patching import PatchBodyError, PatchError, PatchTestFailed, UnsupportedPatchType, apply_patch
 from sim.resources import KNOWN_TYPES, VERSIONED_TYPES, ApiError, ResourceType
@@ -86,6 +86,7 @@ class Cluster:
         self._types: dict[tuple[str, str, str], ResourceType] = {}
         self._types_by_kind: dict[tuple[str, str], ResourceType] = {}
         self._served: dict[str, str] = {}  # group -> the only version served (scenario api.serve)
+        self.forbidden: tuple[access.Rule, ...] = ()  # requests refused with 403 (scenario api.forbidden)
         for rt in KNOWN_TYPES:
             self._register(rt)
         self._objects: dict[tuple[str, str], dict[ObjectKey, dict]] = {}
@@ -111,6 +112,10 @@ class Cluster:
                 if (rt.group, rt.version) == (group, version):
                     self._types[(rt.group, rt.version, rt.plural)] = rt
                     self._types_by_kind.setdefault((rt.group, rt.kind), rt)
+
+    def forbid(self, rules: Iterable[str]) -> None:
+        """Refuse requests to these resources with 403, as RBAC would (see sim/access.py)."""
+        self.forbidden = self.forbidden + tuple(access.parse_rule(r) for r in rules)
 
     def resolve(self, *, group: str, version: str, plural: str) -> ResourceType | None:
         rt = self._types.get((group, version, plural))

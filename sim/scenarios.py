@@ -14,6 +14,7 @@ from pathlib import Path
 import yaml
 
 from sim import bases, timestamps
+from sim.access import parse_rule
 from sim.bases import BaseError, KarpenterOptions
 from sim.cluster import Cluster
 
@@ -116,6 +117,11 @@ def _parse_api(raw: dict, *, path: Path) -> ApiSettings:
     forbidden = raw.get("forbidden") or []
     if not isinstance(forbidden, list) or not all(isinstance(r, str) for r in forbidden):
         raise ScenarioError(f"{path}: api.forbidden must be a list of resources such as pods/log")
+    for rule in forbidden:
+        try:
+            parse_rule(rule)
+        except ValueError as exc:
+            raise ScenarioError(f"{path}: {exc}") from exc
     serve = raw.get("serve") or {}
     if not isinstance(serve, dict):
         raise ScenarioError(f"{path}: api.serve must map an API group to the one version served")
@@ -392,6 +398,7 @@ def load(
     api = _merge_api(scenarios)
     for group, version in api.serve:
         cluster.serve_only(group=group, version=version)
+    cluster.forbid(api.forbidden)
     sources: list[tuple[str, Path, str, list[dict]]] = []
     controller_namespace = ""
     if ground.base == BASE_NAME and directory_base is not None:

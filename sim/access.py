@@ -1,0 +1,74 @@
+"""Reads a scenario's cluster refuses (api.forbidden), answered as RBAC would: 403 with a Status."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sim import resources
+from sim.resources import ApiError
+
+# Groups named without a dot; anything with a dot is a group too (karpenter.sh/nodeclaims).
+_DOTLESS_GROUPS = {"core": "", "apps": "apps", "batch": "batch"}
+
+
+@dataclass(frozen=True)
+class Rule:
+    plural: str
+    group: str | None = None  # None: any group (`daemonsets` means apps/v1 daemonsets)
+    subresource: str | None = None
+    namespace: str | None = None  # None: every namespace and the cluster scope
+
+    def refuses(self, *, group: str, plural: str, subresource: str | None, namespace: str | None) -> bool:
+        return (
+            self.plural == plural
+            and self.subresource == subresource
+            and (self.group is None or self.group == group)
+            and (self.namespace is None or self.namespace == namespace)
+        )
+
+
+def parse_rule(text: str) -> Rule:
+    """`pods/log`, `daemonsets`, `namespaces/kube-system/pods`, `karpenter.sh/nodeclaims`, `apps/daemonsets`."""
+    parts = [p for p in text.strip().split("/") if p]
+    namespace = None
+    if len(parts) >= 3 and parts[0] == "namespaces":
+        namespace, parts = parts[1], parts[2:]
+    group = None
+    if len(parts) >= 2 and ("." in parts[0] or parts[0] in _DOTLESS_GROUPS):
+        group, parts = _DOTLESS_GROUPS.get(parts[0], parts[0]), parts[1:]
+    if not parts or len(parts) > 2:
+        raise ValueError(f"api.forbidden: cannot read {text!r}; write e.g. pods/log, daemonsets, "
+                         "namespaces/kube-system/pods or karpenter.sh/nodeclaims")
+    return Rule(plural=parts[0], group=group, subresource=parts[1] if len(parts) > 1 else None, namespace=namespace)
+
+
+def verb(method: str, *, named: bool, watch: bool) -> str:
+    if method == "GET":
+        return "get" if named else ("watch" if watch else "list")
+    if method == "DELETE":
+        return "delete" if named else "deletecollection"
+    return {"POST": "create", "PUT": "update", "PATCH": "patch"}.get(method, method.lower())
+
+
+def check(
+    rules: tuple[Rule, ...],
+    *,
+    method: str,
+    group: str,
+    plural: str,
+    subresource: str | None,
+    namespace: str | None,
+    name: str | None,
+    watch: bool = False,
+) -> None:
+    """Raise the 403 kube-apiserver would answer when a rule refuses this request."""
+    for rule in rules:
+        if rule.refuses(group=group, plural=plural, subresource=subresource, namespace=namespace):
+            raise _forbidden(method=method, group=group, plural=plural, subresource=subresource,
+                             namespace=namespace, name=name, watch=watch)
+
+
+def _forbidden(*, method: str, group: str, plural: str, subresource: str | None, namespace: str | None,
+               name: str | None, watch: bool) -> ApiError:
+    return resources.forbidden(verb=verb(method, named=name is not None, watch=watch), plural=plural,
+                               subresource=subresource, group=group, namespace=namespace, name=name)

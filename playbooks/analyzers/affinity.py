@@ -1,8 +1,16 @@
-"""Required pod affinity that can never be met: replicas that must join a pod of their own job.
+"""Required pod affinity that can never be met.
 
-When every replica requires a pod matching its own labels on the same topology domain and none of
-them is scheduled yet, there is nothing to join: the first pod can never land (seed 002). Making the
-affinity preferred lets the first pod trigger a node and the rest follow it.
+kube-scheduler and Karpenter both let the first pod of a self-affine group land: when no pod matches
+the term anywhere and the pod matches its own terms, the term counts as satisfied
+([k8s] kubernetes/kubernetes pkg/scheduler/framework/plugins/interpodaffinity/filtering.go
+satisfyPodAffinity; [core] kubernetes-sigs/karpenter pkg/controllers/provisioning/scheduling/
+topologygroup.go nextDomainAffinity "pick a domain at random to bootstrap scheduling"). So a group of
+replicas with affinity to their own job is not stuck by itself. It is stuck when:
+
+- the pod does not match its own selector and no pod matching it exists anywhere: nothing to join;
+- the term's topology domain is one node (hostname) and the group's summed requests exceed every
+  instance type its NodePools allow: the first pods land, the rest wait for room that never comes;
+- the pods to join run in domains (zones) where none of the pod's NodePools can launch a node.
 """
 from __future__ import annotations
 
@@ -10,69 +18,164 @@ from playbooks.analyzers import evidence as ev
 from playbooks.analyzers.fixes import owner_patch
 from playbooks.facts import Facts, PodFacts
 from playbooks.fixes import render_fix
-from playbooks.model import Finding
+from playbooks.gather_ec2 import considered_nodepools
+from playbooks.karpenter import resources
+from playbooks.karpenter.topology import (
+    GPU, NODE_KEYS, GroupFit, group_fits_one_node, launchable_domains, matching_pods, merge_domains,
+    occupied_domains, required_terms, selector_matches, selector_string, term_namespaces, term_selector,
+)
+from playbooks.model import Evidence, Finding
+
+CODE = "scheduling.pod_affinity_unsatisfiable"
 
 
 def analyze(facts: Facts):
     pending = facts.pending_pods()
+    judged: set[tuple] = set()
     for pod in pending:
-        for term in _required_terms(pod):
-            if not _matches(term.get("labelSelector") or {}, pod.labels):
-                continue
-            peers = [p for p in facts.pods if _matches(term.get("labelSelector") or {}, p.labels)]
-            if any(p.node_name for p in peers):
-                continue  # a pod to join exists: the affinity can be met once capacity arrives
-            yield _deadlock(pod, term, peers, facts)
-            return
+        terms = required_terms(pod, "podAffinity")
+        for term in terms:
+            group_key = (pod.namespace, selector_string(term_selector(term, pod)), term.get("topologyKey", ""))
+            if group_key in judged:
+                continue  # replicas of one job share the term: one finding for the group
+            judged.add(group_key)
+            finding = _judge(pod, term, terms, facts, pending)
+            if finding:
+                yield finding
 
 
-def _required_terms(pod: PodFacts) -> list[dict]:
-    affinity = (pod.pod.get("spec") or {}).get("affinity") or {}
-    return list((affinity.get("podAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution") or [])
+def _judge(pod: PodFacts, term: dict, terms: list[dict], facts: Facts, pending: list[PodFacts]) -> Finding | None:
+    key = term.get("topologyKey", "")
+    selector = term_selector(term, pod)
+    counts, unknown = occupied_domains(term, pod=pod, facts=facts)
+    if counts or unknown:
+        return _peers_out_of_reach(pod, term, counts, facts) if counts and key not in NODE_KEYS else None
+    # interpodaffinity/filtering.go: the bootstrap exception needs the pod to match ALL its own terms.
+    if not all(selector_matches(term_selector(t, pod), pod.labels) for t in terms):
+        if matching_pods(facts, namespaces=term_namespaces(term, pod), selector=selector, exclude=pod):
+            return None  # a matching pod exists, pending: once it lands this pod can join it
+        return _nothing_to_join(pod, term, facts)
+    if key not in NODE_KEYS:
+        return None  # a zone (or wider) domain holds many nodes: the group always has room
+    group = [p for p in pending if p.namespace == pod.namespace and term in required_terms(p, "podAffinity")
+             and selector_matches(selector, p.labels)]
+    nodepools = [facts.nodepools[n] for n in considered_nodepools(pod, facts) if n in facts.nodepools]
+    if not nodepools:
+        return None
+    fit = group_fits_one_node(group, nodepools=nodepools, facts=facts)
+    return None if fit.fits else _group_too_big(pod, term, group, fit, nodepools, facts)
 
 
-def _matches(selector: dict, labels: dict) -> bool:
-    for key, value in (selector.get("matchLabels") or {}).items():
-        if labels.get(key) != value:
-            return False
-    for expr in selector.get("matchExpressions") or []:
-        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
-        if op == "In" and labels.get(key) not in values:
-            return False
-        if op == "NotIn" and labels.get(key) in values:
-            return False
-        if op == "Exists" and key not in labels:
-            return False
-        if op == "DoesNotExist" and key in labels:
-            return False
-    return bool(selector)
+def _job(pod: PodFacts) -> str:
+    return pod.labels.get("training.kubeflow.org/job-name") or pod.labels.get("job-name") or pod.name
 
 
-def _deadlock(pod: PodFacts, term: dict, peers: list[PodFacts], facts: Facts) -> Finding:
-    topology = term.get("topologyKey", "")
-    job = pod.labels.get("training.kubeflow.org/job-name") or pod.labels.get("job-name") or pod.name
+def _fix(pod: PodFacts, term: dict, facts: Facts, *, reason: str):
     replica_types = list(((facts.owner or {}).get("spec") or {}).get("pytorchReplicaSpecs") or {}) or None
     preferred = {"podAffinity": {
         "requiredDuringSchedulingIgnoredDuringExecution": None,
         "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 100, "podAffinityTerm": term}],
     }}
-    fix = render_fix("pod_affinity_preferred.yaml.j2", **owner_patch(pod, {"affinity": preferred}, replica_types=replica_types),
-                     topology_key=topology, job=job)
-    evidence = [ev.field(pod.ref, "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution", [term])]
-    states = ", ".join(f"{p.name} {p.phase or 'Unknown'}{'' if p.node_name else ' (unscheduled)'}" for p in peers[:6])
-    evidence.append(ev.field(f"pods of {job}", "status.phase", states))
+    return render_fix("pod_affinity_preferred.yaml.j2", **owner_patch(pod, {"affinity": preferred}, replica_types=replica_types),
+                      topology_key=term.get("topologyKey", ""), job=_job(pod), reason=reason)
+
+
+def _scheduler_lines(pod: PodFacts, facts: Facts) -> list[Evidence]:
+    out = ev.events(pod, reasons=("FailedScheduling",), components=("karpenter", "eks-auto-mode"))[-1:]
+    out += ev.events(pod, reasons=("FailedScheduling",), components=("default-scheduler",))[-1:]
     owner_events = [e for e in facts.owner_events if e.get("reason") in ("Unschedulable", "FailedScheduling")]
-    if owner_events:
-        evidence.append(ev.from_event(f"{facts.owner_kind}/{pod.namespace}/{job}", owner_events[-1]))
-    evidence += ev.events(pod, reasons=("FailedScheduling",))[-1:]
+    if owner_events and not out:
+        out.append(ev.from_event(f"{facts.owner_kind}/{pod.namespace}/{_job(pod)}", owner_events[-1]))
+    return out
+
+
+def _term_evidence(pod: PodFacts, term: dict) -> Evidence:
+    return ev.field(pod.ref, "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution", [term])
+
+
+def _group_too_big(pod: PodFacts, term: dict, group: list[PodFacts], fit: GroupFit, nodepools: list[dict],
+                   facts: Facts) -> Finding:
+    key = term.get("topologyKey", "")
+    job = _job(pod)
+    names = ", ".join(n["metadata"]["name"] for n in nodepools)
+    shown = [r for r in (GPU, resources.CPU, resources.MEMORY) if fit.totals.get(r)]
+    wanted = ", ".join(f"{r}={resources.show(r, fit.totals[r])}" for r in shown)
+    if fit.largest:
+        biggest = "; ".join(f"{t} ({', '.join(f'{r}={resources.show(r, c.get(r, 0))}' for r in shown)})"
+                            for t, c in fit.largest.items())
+        offer = f"the largest instance types NodePool {names} allows offer {biggest}"
+    else:
+        offer = "no EC2 instance type has more than 8 NVIDIA GPUs"
+    evidence = [
+        _term_evidence(pod, term),
+        Evidence(source=f"pods of {job} (Pending, same podAffinity term)",
+                 text=ev.trim(f"{len(group)} pods: {', '.join(p.name for p in group[:8])}; together {wanted}")),
+        Evidence(source="ec2 describe_instance_types" if facts.ec2.source == "ec2" else f"instance catalogue ({facts.ec2.source})",
+                 text=ev.trim(offer)),
+        *_scheduler_lines(pod, facts),
+    ]
     return Finding(
-        code="scheduling.pod_affinity_unsatisfiable", severity="error", confidence="high",
-        title=f"Pods of {job} require a pod of {job} on the same {topology}, and none is scheduled: deadlock",
-        detail=(f"Every replica of {job} has a required podAffinity on its own job's label with topologyKey "
-                f"{topology}. With no replica running yet there is no pod to co-locate with, so none of the "
-                f"{len(peers)} pods can be placed; new nodes from Karpenter do not help (the 'didn't match Pod's "
-                f"node affinity/selector' and 'untolerated taint' lines are noise from nodes still joining). "
-                f"Make the affinity preferred (weight 100) so the first pod lands and the others follow it, or "
-                f"drop the affinity from the Master replica."),
-        evidence=evidence, fix=fix,
+        code=CODE, severity="error", confidence="high" if fit.verified else "medium",
+        title=(f"{len(group)} pods of {job} must share one node ({key}) but together need {wanted}; "
+               f"no instance type NodePool {names} allows is that large"),
+        detail=(f"Every pod of {job} requires a pod of {job} on the same {key}. The first one may land (kube-scheduler "
+                f"and Karpenter let a self-affine group bootstrap), but all the others must then join that one node, "
+                f"and {offer}. The pods that do not fit stay Pending for good: neither the scheduler nor Karpenter "
+                f"will place them on another node. Make the affinity preferred, or widen its topologyKey to "
+                f"topology.kubernetes.io/zone, or request fewer resources per pod."),
+        evidence=evidence,
+        fix=_fix(pod, term, facts, reason=f"the {len(group)} pods cannot fit on one node"),
     )
+
+
+def _nothing_to_join(pod: PodFacts, term: dict, facts: Facts) -> Finding:
+    key = term.get("topologyKey", "")
+    selector = selector_string(term_selector(term, pod))
+    namespaces = term_namespaces(term, pod)
+    where = ", ".join(sorted(namespaces)) if namespaces is not None else "any namespace"
+    evidence = [
+        _term_evidence(pod, term),
+        ev.field(pod.ref, "metadata.labels", pod.labels),
+        Evidence(source=f"pods in {where} matching {selector}", text="none"),
+        *_scheduler_lines(pod, facts),
+    ]
+    return Finding(
+        code=CODE, severity="error", confidence="high" if "peer pods" not in facts.unread else "medium",
+        title=f"{pod.name} requires a pod matching {selector} on the same {key}, and no such pod exists",
+        detail=(f"{pod.name} has a required podAffinity on pods matching {selector} in {where}. None exists, and the "
+                f"pod does not match its own selector, so the scheduler's bootstrap exception (a pod matching its own "
+                f"term may land first) does not apply: the pod stays Pending until such a pod runs. Start the pod it "
+                f"should join, fix the selector, or make the affinity preferred."),
+        evidence=evidence,
+        fix=_fix(pod, term, facts, reason=f"no pod matches {selector}"),
+    )
+
+
+def _peers_out_of_reach(pod: PodFacts, term: dict, counts: dict[str, int], facts: Facts) -> Finding | None:
+    key = term.get("topologyKey", "")
+    parts = [launchable_domains(key, pod=pod, nodepool=facts.nodepools[n], facts=facts)
+             for n in considered_nodepools(pod, facts) if n in facts.nodepools]
+    domains = merge_domains(key, parts)
+    if domains.values is None or set(counts) & domains.values:
+        return None
+    selector = selector_string(term_selector(term, pod))
+    shown = ", ".join(f"{d}: {n}" for d, n in sorted(counts.items()))
+    evidence = [
+        _term_evidence(pod, term),
+        Evidence(source=f"pods matching {selector} per {key}", text=shown),
+        Evidence(source="domains the NodePools can launch in",
+                 text=ev.trim(f"{', '.join(sorted(domains.values)) or 'none'} ({'; '.join(domains.notes)})")),
+        *_scheduler_lines(pod, facts),
+    ]
+    return Finding(
+        code=CODE, severity="error", confidence="high" if domains.verified else "medium",
+        title=(f"{pod.name} must join pods matching {selector} in {key} {', '.join(sorted(counts))}, where its "
+               f"NodePools cannot launch a node"),
+        detail=(f"The pods it requires to share a {key} with run in {shown}. Karpenter may only launch in a domain that "
+                f"already holds a matching pod (topologygroup.go nextDomainAffinity), and the pod's NodePools can "
+                f"launch only in {', '.join(sorted(domains.values)) or 'no domain'}. Unless an existing node there has "
+                f"room, the pod stays Pending. Allow the NodePool in that {key}, or make the affinity preferred."),
+        evidence=evidence,
+        fix=_fix(pod, term, facts, reason=f"no node can be launched in {', '.join(sorted(counts))}"),
+    )
+

@@ -106,6 +106,10 @@ def summarize(facts: Facts, findings: list[Finding]) -> str:
     waiting = [f for f in findings if f.code == "karpenter.provisioning"]
     if not serious and waiting:
         return waiting[0].title  # not a problem, but the answer to "why is it pending?"
+    unrecognised = facts.cache.get("unrecognised") or []
+    if not serious and unrecognised:
+        pod, who, message = unrecognised[-1]
+        return f'No known problem matched, but {who} says about {pod}: "{message[:300]}"'
     if not serious:
         state = _state(facts)
         return f"No known problem found for {facts.target}{': ' + state if state else ''}."

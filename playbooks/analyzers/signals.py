@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from playbooks.analyzers.scan import Located, signals
+from playbooks.analyzers.scan import Located, component_of, signals
 from playbooks.explain import fix_context, template_for
 from playbooks.facts import Facts
 from playbooks.fixes import render_fix
 from playbooks.model import CONFIDENCES, SEVERITIES, Evidence, Finding
-from playbooks.signatures import Signal
+from playbooks.signatures import Signal, scan_line
 from playbooks.signatures.details import View, describe
 
 PROVISIONING_PREFIXES = ("scheduling.", "karpenter.", "efa.resource_unavailable")
@@ -34,6 +34,7 @@ class Weight:
 
     severity: str
     unconfirmed: bool = False
+    aside: bool = False  # about a NodePool other than the one the pod is meant for
 
 
 @dataclass(frozen=True)
@@ -42,9 +43,11 @@ class _Context:
     explained: dict[str, set[str]]  # pod -> codes of structural findings about it ("*": any)
     provisionable: frozenset[str]  # pods the model expects some NodePool to serve
     on_its_way: dict[str, str]  # pod -> time Karpenter nominated a NodeClaim for it ("" unknown)
+    meant: dict[str, frozenset[str]]  # pod -> the NodePools meant to serve it (empty: not known)
 
 
 def analyze(facts: Facts):
+    _note_unrecognised(facts)
     context = _context(facts)
     groups: dict[str, list[tuple[Weight, Located]]] = {}
     for loc in signals(facts):
@@ -59,6 +62,20 @@ def analyze(facts: Facts):
             yield finding
 
 
+def _note_unrecognised(facts: Facts) -> None:
+    """Warnings about pending pods that no signature knows: never dropped, quoted as they are."""
+    unmatched: list[tuple[str, str, str]] = facts.cache.setdefault("unrecognised", [])
+    for pod in facts.pending_pods():
+        for event in pod.events:
+            message = (event.get("message") or event.get("note") or "").strip()
+            if event.get("type") != "Warning" or not message or scan_line(message, source=""):
+                continue
+            who = component_of(event) or "the cluster"
+            unmatched.append((pod.name, who, message))
+            facts.gaps.append(f"{who} said something about {pod.name} that gpubot does not recognise, quoted as it is: "
+                              f"{event.get('reason', '')}: {message[:300]}")
+
+
 def _context(facts: Facts) -> _Context:
     explained: dict[str, set[str]] = {}
     for pod, found in (facts.cache.get("pending_codes") or {}).items():
@@ -70,7 +87,18 @@ def _context(facts: Facts) -> _Context:
         explained=explained,
         provisionable=frozenset(facts.cache.get("pending_ok", set())),
         on_its_way=dict(facts.cache.get("on_its_way", {})),
+        meant={p.name: _meant(p, facts) for p in facts.pending_pods()},
     )
+
+
+def _meant(pod, facts: Facts) -> frozenset[str]:
+    """The NodePools a pod is meant for: the one it selects by name, else those the pending analyzer
+    found closest to serving it. Karpenter reports an error for every NodePool it tried; a CPU pool's
+    "no instance type" is true but not the story of a GPU pod."""
+    selected = ((pod.pod.get("spec") or {}).get("nodeSelector") or {}).get("karpenter.sh/nodepool")
+    if selected:
+        return frozenset([selected])
+    return frozenset((facts.cache.get("pending_nodepools") or {}).get(pod.name, ()))
 
 
 def _finding(code: str, items: list[tuple[Weight, Located]], *, codes: frozenset[str], related: dict,
@@ -79,6 +107,7 @@ def _finding(code: str, items: list[tuple[Weight, Located]], *, codes: frozenset
     ranked = sorted(items, key=lambda item: (SEVERITIES.index(item[0].severity),
                                              CONFIDENCES.index(item[1].signal.confidence)))
     weight, best = ranked[0][0], ranked[0][1].signal
+    aside = all(w.aside for w, _ in items)
     values: dict[str, tuple[str, ...]] = {}
     evidence: list[Evidence] = []
     for _, loc in ranked:
@@ -91,6 +120,10 @@ def _finding(code: str, items: list[tuple[Weight, Located]], *, codes: frozenset
     view = View(code=code, fields=dict(best.fields), values=values, count=len(items), confidence=best.confidence,
                 codes=codes, related=related, nominated="Pod should schedule on" in " ".join(l.signal.line for _, l in items))
     detail, confidence = describe(view), best.confidence
+    if aside:
+        confidence = "low"
+        detail += (f" Karpenter reported this for NodePool {', '.join(sorted(set(view.all('nodepool'))))}, which is not "
+                   "the NodePool the pod is meant for; it is listed for completeness.")
     if all(w.unconfirmed for w, _ in items):
         confidence = _lower_confidence(confidence)
         detail += " " + _unconfirmed_note(items, facts)
@@ -113,7 +146,7 @@ def _weigh(loc: Located, facts: Facts, context: _Context) -> Weight | None:
     """How this signal counts here, or None when a structural finding already carries it."""
     sig = loc.signal
     severity = sig.severity
-    unconfirmed = False
+    unconfirmed = aside = False
     if _provisioning(sig.code) and severity != "info":
         about = _pending_pods_named(loc, context.pending)
         if loc.pod is not None and loc.pod.name not in context.pending and loc.origin in ("event", "condition"):
@@ -131,9 +164,11 @@ def _weigh(loc: Located, facts: Facts, context: _Context) -> Weight | None:
                     return Weight("info")
             if all(p in context.provisionable for p in about):
                 unconfirmed = True
+            nodepool = sig.fields.get("nodepool")
+            aside = bool(nodepool) and all(context.meant.get(p) and nodepool not in context.meant[p] for p in about)
     if loc.pod is not None and not facts.is_target_pod(loc.pod):
         severity = _lower(severity)
-    return Weight(severity, unconfirmed)
+    return Weight(severity, unconfirmed, aside)
 
 
 def _carried(code: str, explained: set[str], *, from_karpenter: bool) -> bool:

@@ -174,3 +174,23 @@ def _claim(name: str, *, launched: bool, seconds_old: float, registered: bool = 
             "metadata": {"name": name, "creationTimestamp": _ago(seconds_old),
                          "labels": {"node.kubernetes.io/instance-type": "p5.48xlarge", "karpenter.sh/nodepool": "cpu-heavy"}},
             "status": {"conditions": conditions}}
+
+
+def test_an_error_about_another_nodepool_ranks_below_the_one_the_pod_is_meant_for():
+    message = ('Failed to schedule pod, incompatible with nodepool "gpu-h100", daemonset overhead={"cpu":"200m"}, '
+               'did not tolerate taint (taint=nvidia.com/gpu=true:NoSchedule); incompatible with nodepool "general", '
+               'daemonset overhead={"cpu":"200m"}, no instance type has enough resources')
+    facts = _facts(_pod(), [_event("FailedScheduling", message, component="karpenter")],
+                   pending_nodepools={"bert-large-0": ["gpu-h100"]})
+    findings = analyze(facts, registry=_registry("signals")).findings
+    assert findings[0].code == "scheduling.untolerated_taint"
+    other = next(f for f in findings if f.code == "karpenter.no_instance_type")
+    assert other.confidence == "low" and "general" in other.detail and other.severity == "error"
+
+
+def test_a_message_no_signature_knows_is_quoted_not_dropped():
+    odd = "Failed to schedule pod, nodeclass ec2-gpu is being deleted (NodePool=gpu-h100)"
+    facts = _facts(_pod(), [_event("FailedScheduling", odd, component="karpenter")])
+    diagnosis = analyze(facts, registry=_registry("signals"))
+    assert diagnosis.summary == f'No known problem matched, but karpenter says about bert-large-0: "{odd}"'
+    assert any(odd in gap for gap in diagnosis.gaps)

@@ -271,10 +271,7 @@ def _gather_nodepools(facts: Facts, *, gateway: Gateway) -> None:
 
 
 def _gather_nodeclaims(facts: Facts, *, gateway: Gateway) -> None:
-    names: set[str] = set()
-    for _, event in facts.all_events():
-        if event.get("reason") == "Nominated":
-            names.update(m.group("name") for m in _NOMINATED.finditer(event.get("message", "")))
+    names = _nominated(facts)
     for node in facts.nodes.values():
         for ref in (node or {}).get("metadata", {}).get("ownerReferences") or []:
             if ref.get("kind") in ("NodeClaim", "Machine"):
@@ -374,7 +371,31 @@ def _gather_karpenter(facts: Facts, *, gateway: Gateway) -> None:
             facts.gaps.append(f"The Karpenter controller log of {ns}/{name} could not be read (the pod is gone?).")
         return
     facts.karpenter_source = f"karpenter log {ns}/{name}"
-    facts.karpenter_log = [line for line in text.splitlines() if _about(line, facts)]
+    facts.karpenter_log = _lines_about(text.splitlines(), facts)
+
+
+# The NodeClaim a structured controller log line is about (Karpenter v1 logs {"NodeClaim":{"name":...}}).
+_LOGGED_CLAIM = re.compile(r'"NodeClaim":\{"name":"(?P<name>[^"]+)"')
+
+
+def _lines_about(lines: list[str], facts: Facts) -> list[str]:
+    """Lines about the target, and lines about the NodeClaims those lines name: a claim created for the
+    pod, whose launch then failed (insufficient capacity), is gone by the time anyone asks, and only the
+    log still ties its failure to the pod."""
+    direct = [_about(line, facts) for line in lines]
+    claims = {m.group("name") for line, hit in zip(lines, direct) if hit for m in _LOGGED_CLAIM.finditer(line)}
+    claims |= _nominated(facts)
+    return [line for line, hit in zip(lines, direct)
+            if hit or any(m.group("name") in claims for m in _LOGGED_CLAIM.finditer(line))]
+
+
+def _nominated(facts: Facts) -> set[str]:
+    """NodeClaims Karpenter nominated the target's pods to, whether or not they still exist."""
+    names: set[str] = set()
+    for _, event in facts.all_events():
+        if event.get("reason") == "Nominated":
+            names.update(m.group("name") for m in _NOMINATED.finditer(event.get("message", "")))
+    return names
 
 
 def _image_version(pod: dict) -> str | None:

@@ -82,7 +82,7 @@ def start_sim(
     region = region or loaded.region
     if scale is not None:
         add_synthetic(cluster, nodes=scale[0], pods=scale[1])
-    ec2_handle = start_ec2() if ec2 else None
+    ec2_handle = start_ec2(region=region, offerings=loaded.offerings) if ec2 else None
     server: SimServer | None = None
     tmpdir: Path | None = None
     try:

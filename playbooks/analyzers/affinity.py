@@ -21,7 +21,7 @@ from playbooks.fixes import render_fix
 from playbooks.gather_ec2 import considered_nodepools
 from playbooks.karpenter import resources
 from playbooks.karpenter.topology import (
-    GPU, NODE_KEYS, GroupFit, group_fits_one_node, launchable_domains, matching_pods, merge_domains,
+    GPU, HOSTNAME, NODE_KEYS, GroupFit, group_fits_one_node, launchable_domains, matching_pods, merge_domains,
     occupied_domains, required_terms, selector_matches, selector_string, term_namespaces, term_selector,
 )
 from playbooks.model import Evidence, Finding
@@ -48,6 +48,8 @@ def _judge(pod: PodFacts, term: dict, terms: list[dict], facts: Facts, pending: 
     key = term.get("topologyKey", "")
     selector = term_selector(term, pod)
     counts, unknown = occupied_domains(term, pod=pod, facts=facts)
+    if counts and key == HOSTNAME and not unknown:
+        return _nodes_to_join_are_full(pod, term, counts, facts)
     if counts or unknown:
         return _peers_out_of_reach(pod, term, counts, facts) if counts and key not in NODE_KEYS else None
     # interpodaffinity/filtering.go: the bootstrap exception needs the pod to match ALL its own terms.
@@ -149,6 +151,68 @@ def _nothing_to_join(pod: PodFacts, term: dict, facts: Facts) -> Finding:
         evidence=evidence,
         fix=_fix(pod, term, facts, reason=f"no pod matches {selector}"),
     )
+
+
+def _nodes_to_join_are_full(pod: PodFacts, term: dict, counts: dict[str, int], facts: Facts) -> Finding | None:
+    """Pods of the group already run, and the pod may only join their node(s) (hostname): Karpenter cannot
+    help ([core] topologygroup.go nextDomainAffinity only offers domains holding a matching pod), so the
+    pod waits until one of those nodes has room. Reported when its requests exceed what is left on every
+    such node after the pods we know run there (other pods only take more)."""
+    wanted = {k: v for k, v in resources.pod_requests(pod.pod).items() if k != resources.PODS}
+    short: dict[str, list[str]] = {}
+    for node_name in counts:
+        node = facts.nodes.get(node_name)
+        allocatable = ((node or {}).get("status") or {}).get("allocatable")
+        if not allocatable:
+            return None  # a node we cannot size may have room
+        free = {}
+        for name, value in allocatable.items():
+            try:
+                free[name] = resources.quantity(value)
+            except ValueError:
+                continue
+        for other in _pods_on(node_name, facts):
+            for name, value in resources.pod_requests(other).items():
+                free[name] = free.get(name, 0.0) - value
+        missing = resources.shortfall(wanted, free)
+        if not missing:
+            return None
+        short[node_name] = [f"{r}: wants {resources.show(r, wanted[r])}, free {resources.show(r, max(free.get(r, 0.0), 0.0))}"
+                            for r in missing]
+    job = _job(pod)
+    selector = selector_string(term_selector(term, pod))
+    evidence = [
+        _term_evidence(pod, term),
+        *[Evidence(source=f"node/{n} allocatable minus the pods known to run there", text=ev.trim("; ".join(v)))
+          for n, v in short.items()],
+        *_scheduler_lines(pod, facts),
+    ]
+    nodes = ", ".join(short)
+    return Finding(
+        code=CODE, severity="error", confidence="high" if "peer pods" not in facts.unread else "medium",
+        title=f"{pod.name} must join pods matching {selector} on node {nodes}, which has no room left for it",
+        detail=(f"The required podAffinity on kubernetes.io/hostname only admits the node(s) where pods matching "
+                f"{selector} run ({nodes}), and {pod.name}'s requests exceed what is left there. Karpenter cannot "
+                f"launch a node for it: a new node holds no matching pod. The pod waits until the running pods of "
+                f"{job} finish, which a distributed job waiting for all its workers never does. Make the affinity "
+                f"preferred, or widen its topologyKey to topology.kubernetes.io/zone."),
+        evidence=evidence,
+        fix=_fix(pod, term, facts, reason=f"node {nodes} has no room for {pod.name}"),
+    )
+
+
+def _pods_on(node_name: str, facts: Facts) -> list[dict]:
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for raw in [p.pod for p in facts.pods] + [p for pods in facts.peer_pods.values() for p in pods]:
+        meta = raw.get("metadata") or {}
+        ident = (meta.get("namespace", ""), meta.get("name", ""))
+        if ident in seen or (raw.get("spec") or {}).get("nodeName") != node_name:
+            continue
+        seen.add(ident)
+        if (raw.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
+            out.append(raw)
+    return out
 
 
 def _peers_out_of_reach(pod: PodFacts, term: dict, counts: dict[str, int], facts: Facts) -> Finding | None:

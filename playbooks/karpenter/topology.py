@@ -337,7 +337,8 @@ def occupied_domains(term: dict, *, pod: PodFacts, facts: Facts) -> tuple[dict[s
         if not node_name:
             continue
         node = facts.nodes.get(node_name)
-        value = node_name if key == HOSTNAME and not node else domain_of(node_labels(node), key)
+        # hostname domains are named by the node, so the nodes to join can be looked up
+        value = node_name if key == HOSTNAME else domain_of(node_labels(node), key)
         if value is None:
             unknown += 1
         else:

@@ -62,6 +62,29 @@ def test_self_affinity_on_zone_never_runs_out_of_room():
     assert list(affinity.analyze(facts(_affine(4, gpus=8, term=term)))) == []
 
 
+def _gpu_node(name: str, gpus: int) -> dict:
+    out = node(name, "us-east-1a")
+    out["status"] = {"allocatable": {"cpu": "95", "memory": "1100Gi", "pods": "250", "nvidia.com/gpu": str(gpus)}}
+    return out
+
+
+def test_pending_pods_that_must_join_a_full_node():
+    # the first 8-GPU pod landed on a p4d; the others may only join that node, which has no GPU left
+    spec = {"affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [JOB_TERM]}}}
+    first = pod("llm-worker-0", labels=JOB, gpus=8, node="p4d-1", **spec)
+    waiting = _affine(3, gpus=8)[1:]
+    [finding] = affinity.analyze(facts([first, *waiting], nodes=[_gpu_node("p4d-1", 8)]))
+    assert "on node p4d-1, which has no room left" in finding.title
+    assert any("nvidia.com/gpu: wants 8, free 0" in e.text for e in finding.evidence)
+
+
+def test_pending_pod_that_fits_beside_the_running_ones_is_not_reported():
+    spec = {"affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [JOB_TERM]}}}
+    first = pod("llm-worker-0", labels=JOB, gpus=4, node="p4d-1", **spec)
+    waiting = _affine(2, gpus=4)[1:]
+    assert list(affinity.analyze(facts([first, *waiting], nodes=[_gpu_node("p4d-1", 8)]))) == []
+
+
 def test_pod_that_does_not_match_its_own_selector_and_has_nothing_to_join():
     term = {"labelSelector": {"matchLabels": {"role": "parameter-server"}}, "topologyKey": "kubernetes.io/hostname"}
     pods = _affine(1, gpus=1, term=term)

@@ -39,7 +39,12 @@ def analyze(facts: Facts):
             if group_key in judged:
                 continue  # replicas of one job share the term: one finding for the group
             judged.add(group_key)
-            finding = _judge(pod, term, terms, facts, pending)
+            try:
+                finding = _judge(pod, term, terms, facts, pending)
+            except (ValueError, TypeError, KeyError, AttributeError) as exc:
+                # a malformed field costs this check, not the diagnosis
+                facts.gaps.append(f"Pod affinity of pod {pod.name} not checked: {type(exc).__name__}: {exc}")
+                continue
             if finding:
                 yield finding
 

@@ -40,7 +40,13 @@ def analyze(facts: Facts):
     judged: set[tuple] = set()
     pending = facts.pending_pods()
     for pod in pending:
-        for group, finding in [*_spread(pod, facts), *_anti_affinity(pod, facts, pending), *_volumes(pod, facts)]:
+        try:
+            found = [*_spread(pod, facts), *_anti_affinity(pod, facts, pending), *_volumes(pod, facts)]
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            # a malformed field (maxSkew "one", a quantity we cannot read) costs this check, not the diagnosis
+            facts.gaps.append(f"Topology constraints of pod {pod.name} not checked: {type(exc).__name__}: {exc}")
+            continue
+        for group, finding in found:
             if group not in judged:  # replicas of one job share constraints: one finding per group
                 judged.add(group)
                 yield finding

@@ -232,3 +232,12 @@ def test_volume_in_a_zone_without_offerings():
 def test_volume_in_a_launchable_zone_or_unbound_is_fine():
     assert list(topology.analyze(_with_volume("us-east-1a"))) == []
     assert list(topology.analyze(_with_volume(None))) == []
+
+
+# -- malformed input -------------------------------------------------------------------------------
+
+def test_a_malformed_constraint_becomes_a_gap_not_a_crash():
+    pending = _spread_pod(maxSkew="one")
+    f = _ranker_cluster(pending, zones_offered={"g5.12xlarge": ("us-east-1a", "us-east-1b")})
+    assert list(topology.analyze(f)) == []
+    assert any(g.startswith("Topology constraints of pod ranker-new not checked: ValueError") for g in f.gaps)

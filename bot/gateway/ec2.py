@@ -67,6 +67,7 @@ class Ec2Catalog:
         self._capacity: dict[str, dict[str, tuple[float, frozenset[str]]]] = {"spot": {}, "reserved": {}}
         # capacity type -> (stamp, why it could not be checked)
         self._capacity_failed: dict[str, tuple[float, str]] = {}
+        self._last_unchecked: dict[str, str] = {}
         self._flights: dict[tuple[str, ...], threading.Lock] = {}
         self._unavailable: str | None = None if region else "no AWS region is configured (set AWS_REGION)"
         self._unreachable: tuple[float, str] | None = None
@@ -91,9 +92,9 @@ class Ec2Catalog:
 
     @property
     def capacity_types_unchecked(self) -> dict[str, str]:
-        """Capacity types whose offerings could not be checked (last answer) -> why, in words for a gap."""
+        """Capacity types the latest ``offerings`` call could not check -> why, in words for a gap."""
         with self._lock:
-            return {ct: why for ct, (_, why) in sorted(self._capacity_failed.items())}
+            return dict(sorted(self._last_unchecked.items()))
 
     def use_session(self, session: boto3.session.Session) -> None:
         """Ask EC2 with these credentials from now on (the same account's keys were rotated)."""
@@ -264,20 +265,28 @@ class Ec2Catalog:
         with self._lock:
             return {n: self._offerings[n][1] for n in wanted if n in self._offerings}
 
-    def offerings(self, names: Iterable[str]) -> dict[str, dict[str, frozenset[str]]]:
+    def offerings(self, names: Iterable[str], *,
+                  capacity_types: Iterable[str] = CAPACITY_TYPES) -> dict[str, dict[str, frozenset[str]]]:
         """Instance type -> zone -> capacity types offered there: "on-demand" where the type is offered
         and supports it, "spot" where EC2 has a current Linux/UNIX spot price, "reserved" where an active
         capacity reservation (Capacity Blocks included) has instances free. Reservations are the
         account's; Karpenter launches into those its EC2NodeClass selects (capacityReservationSelectorTerms).
 
+        ``capacity_types`` limits the calls to what the caller can use: Karpenter offers "reserved" only
+        where the EC2NodeClass selects reservations, and a NodePool may allow one capacity type alone.
+
         Raises Ec2Unavailable when zone offerings cannot be had at all. When only the spot or reserved
         check fails, the rest is returned and ``capacity_types_unchecked`` says which and why.
         """
         wanted = sorted(set(names))
+        asked = set(capacity_types)
         zones = self.zones_offering(wanted)
         infos = self.instance_types(wanted)
-        spot = self._capacity_zones("spot", wanted, self._spot_zones, ttl=CACHE_SECONDS)
-        reserved = self._capacity_zones("reserved", wanted, self._reserved_zones, ttl=RESERVATION_CACHE_SECONDS)
+        spot = self._capacity_zones("spot", wanted, self._spot_zones, ttl=CACHE_SECONDS) if "spot" in asked else {}
+        reserved = (self._capacity_zones("reserved", wanted, self._reserved_zones, ttl=RESERVATION_CACHE_SECONDS)
+                    if "reserved" in asked else {})
+        with self._lock:
+            self._last_unchecked = {ct: why for ct, (_, why) in self._capacity_failed.items() if ct in asked}
         out: dict[str, dict[str, frozenset[str]]] = {}
         for name in wanted:
             info = infos.get(name)
@@ -286,7 +295,7 @@ class Ec2Catalog:
             classes = set(info.usage_classes) if info and info.usage_classes else {"on-demand", "spot"}
             by_zone: dict[str, set[str]] = {}
             for zone in zones.get(name, ()):
-                if "on-demand" in classes:
+                if "on-demand" in classes and "on-demand" in asked:
                     by_zone.setdefault(zone, set()).add("on-demand")
             for zone in spot.get(name, ()):
                 if "spot" in classes:

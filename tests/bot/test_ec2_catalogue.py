@@ -236,3 +236,13 @@ def test_without_a_region_the_embedded_catalogue_answers_and_says_why_zones_were
     assert catalog.matching(["p5e.*"])["p5e.48xlarge"].gpu_memory_mib == 144384
     with pytest.raises(Ec2Unavailable, match=r"^zone offerings not checked: no AWS region is configured \(set AWS_REGION\)$"):
         catalog.zones_offering(["p5e.48xlarge"])
+
+
+def test_offerings_ask_only_for_the_capacity_types_wanted(moto_url, aws_env):
+    catalog = Ec2Catalog(region=REGION, endpoint_url=moto_url)
+    offerings = catalog.offerings(["g5.xlarge"], capacity_types=["on-demand", "spot"])
+    assert catalog.capacity_types_unchecked == {}  # reserved was not asked for, so not tried
+    assert catalog.calls == 3  # DescribeInstanceTypeOfferings, DescribeInstanceTypes, DescribeSpotPriceHistory
+    assert {cts for cts in offerings["g5.xlarge"].values()} == {frozenset({"on-demand", "spot"})}
+    spot_only = catalog.offerings(["g5.xlarge"], capacity_types=["spot"])
+    assert {cts for cts in spot_only["g5.xlarge"].values()} == {frozenset({"spot"})}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from sim import access, discovery, events, resources
+from sim import access, discovery, events, resources, validation
 from sim.cluster import Cluster
 from sim.resources import ApiError, ResourceType
 from sim.selectors import SelectorError, parse_field_selector, parse_label_selector
@@ -180,7 +180,10 @@ def _object_verb(cluster: Cluster, target: _Target, request: Request) -> Respons
         body = _json_body(request)
         if not isinstance(body, dict):
             raise resources.bad_request("the body of a PUT must be a JSON object")
-        return Response(200, cluster.replace(rt, body, namespace=namespace, name=name, dry_run=_dry_run(query)))
+        replaced = cluster.replace(
+            rt, body, namespace=namespace, name=name, dry_run=_dry_run(query), subresource=target.subresource
+        )
+        return Response(200, replaced)
     if request.method == "PATCH":
         patched = cluster.patch(
             rt,
@@ -189,6 +192,7 @@ def _object_verb(cluster: Cluster, target: _Target, request: Request) -> Respons
             patch_type=request.content_type,
             body=_json_body(request),
             dry_run=_dry_run(query),
+            subresource=target.subresource,
         )
         return Response(200, patched)
     if request.method == "DELETE":
@@ -203,7 +207,10 @@ def _collection_verb(cluster: Cluster, target: _Target, request: Request) -> Res
         body = _json_body(request)
         if not isinstance(body, dict):
             raise resources.bad_request("the body of a POST must be a JSON object")
-        created = cluster.create(target.rt, body, namespace=target.namespace, dry_run=_dry_run(request.query))
+        dry_run = _dry_run(request.query)
+        if dry_run:
+            validation.check_custom(target.rt, {**body, "metadata": body.get("metadata") or {}})
+        created = cluster.create(target.rt, body, namespace=target.namespace, dry_run=dry_run)
         return Response(201, created)
     raise _method_not_allowed()
 

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Callable, Iterable
 
-from sim import access, events, resources
+from sim import access, events, resources, validation
 from sim.logs import LogKey, LogStore, pick_container, tail
-from sim.patching import PatchBodyError, PatchError, PatchTestFailed, UnsupportedPatchType, apply_patch
+from sim.patching import STRATEGIC_MERGE_PATCH, PatchBodyError, PatchError, PatchTestFailed, UnsupportedPatchType, apply_patch
 from sim.resources import KNOWN_TYPES, VERSIONED_TYPES, ApiError, ResourceType
 from sim.selectors import FieldSelector, LabelSelector
 
@@ -49,6 +49,43 @@ def _decode_continue(token: str) -> ObjectKey:
         return (str(namespace), str(name))
     except (binascii.Error, ValueError, KeyError, TypeError) as exc:
         raise resources.bad_request(f"continue key is not valid: {exc}") from exc
+
+
+_CUSTOM_PATCH_TYPES_MESSAGE = (
+    "the body of the request was in an unknown format - accepted media types include: "
+    "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
+)
+# Kinds with no status subresource: their status, if any, is written like any other field.
+_NO_STATUS_SUBRESOURCE = frozenset({("", "Event"), ("", "ConfigMap"), ("coordination.k8s.io", "Lease")})
+
+
+def _through_subresource(rt: ResourceType, *, old: dict, new: dict, subresource: str | None) -> dict:
+    """The main resource ignores status changes and /status ignores everything else, as each
+    strategy's PrepareForUpdate does (e.g. apiextensions-apiserver pkg/registry/customresource/strategy.go)."""
+    if rt.key in _NO_STATUS_SUBRESOURCE:
+        return new
+    if subresource == "status":
+        merged = {k: v for k, v in old.items() if k != "status"}
+        merged["metadata"] = {**old["metadata"], "resourceVersion": (new.get("metadata") or {}).get("resourceVersion")}
+        if "status" in new:
+            merged["status"] = new["status"]
+        return merged
+    merged = {k: v for k, v in new.items() if k != "status"}
+    if "status" in old:
+        merged["status"] = old["status"]
+    return merged
+
+
+def _resource_version_required(rt: ResourceType, name: str) -> ApiError:
+    message = "Invalid value: 0x0: must be specified for an update"
+    cause = {"reason": "FieldValueInvalid", "message": message, "field": "metadata.resourceVersion"}
+    qualified = f"{rt.kind}.{rt.group}" if rt.group else rt.kind
+    return ApiError(
+        code=422,
+        reason="Invalid",
+        message=f'{qualified} "{name}" is invalid: metadata.resourceVersion: {message}',
+        details={"name": name, "group": rt.group, "kind": rt.kind, "causes": [cause]},
+    )
 
 
 def _present(rt: ResourceType, obj: dict) -> dict:
@@ -272,7 +309,12 @@ class Cluster:
         key = ((namespace or "") if rt.namespaced else "", name)
         return key, self.get(rt, namespace=key[0], name=name)
 
-    def _commit_update(self, rt: ResourceType, *, key: ObjectKey, old: dict, new: dict, dry_run: bool) -> dict:
+    def _commit_update(
+        self, rt: ResourceType, *, key: ObjectKey, old: dict, new: dict, dry_run: bool, subresource: str | None = None
+    ) -> dict:
+        new = _through_subresource(rt, old=old, new=new, subresource=subresource)
+        if dry_run:
+            validation.check_custom(rt, new, old=old)
         metadata = dict(new.get("metadata") or {})
         if metadata.get("name") != key[1] or (rt.namespaced and metadata.get("namespace", key[0]) != key[0]):
             message = f'{rt.kind} "{key[1]}" is invalid: metadata.name: field is immutable'
@@ -297,17 +339,29 @@ class Cluster:
         return updated
 
     def replace(
-        self, rt: ResourceType, obj: dict, *, namespace: str | None, name: str, dry_run: bool = False
+        self,
+        rt: ResourceType,
+        obj: dict,
+        *,
+        namespace: str | None,
+        name: str,
+        dry_run: bool = False,
+        subresource: str | None = None,
     ) -> dict:
-        """PUT: a stale metadata.resourceVersion in the body is a 409; none means unconditional."""
+        """PUT: a stale metadata.resourceVersion in the body is a 409; none means unconditional, except
+        for Leases and custom resources, whose strategies refuse unconditional updates (422)."""
         body_name = (obj.get("metadata") or {}).get("name")
         if body_name != name:
             raise resources.bad_request(
                 f"the name of the object ({body_name}) does not match the name on the URL ({name})"
             )
+        if (rt.is_custom or rt.key == ("coordination.k8s.io", "Lease")) and not (obj.get("metadata") or {}).get(
+            "resourceVersion"
+        ):
+            raise _resource_version_required(rt, name)
         with self._lock:
             key, old = self._existing(rt, namespace=namespace, name=name)
-            return self._commit_update(rt, key=key, old=old, new=obj, dry_run=dry_run)
+            return self._commit_update(rt, key=key, old=old, new=obj, dry_run=dry_run, subresource=subresource)
 
     def patch(
         self,
@@ -318,11 +372,16 @@ class Cluster:
         patch_type: str,
         body: object,
         dry_run: bool = False,
+        subresource: str | None = None,
     ) -> dict:
+        if rt.is_custom and patch_type == STRATEGIC_MERGE_PATCH:
+            # apiserver pkg/endpoints/handlers/patch.go: custom resources accept no strategic merge
+            # patch (they have no Go struct tags to merge lists by key).
+            raise ApiError(code=415, reason="UnsupportedMediaType", message=_CUSTOM_PATCH_TYPES_MESSAGE)
         with self._lock:
             key, old = self._existing(rt, namespace=namespace, name=name)
             new = _patched(rt, old=old, patch_type=patch_type, body=body)
-            return self._commit_update(rt, key=key, old=old, new=new, dry_run=dry_run)
+            return self._commit_update(rt, key=key, old=old, new=new, dry_run=dry_run, subresource=subresource)
 
     def delete(self, rt: ResourceType, *, namespace: str | None, name: str, dry_run: bool = False) -> dict:
         with self._lock:

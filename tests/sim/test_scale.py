@@ -66,7 +66,7 @@ def test_patch_copies_on_write(big):
     cluster, core, _ = big
     pods = cluster.resolve(group="", version="v1", plural="pods")
     first = core.list_namespaced_pod("scale-0", label_selector="job-name=scale-job-0").items
-    core.patch_namespaced_pod(first[0].metadata.name, "scale-0", {"status": {"phase": "Failed"}},
+    core.patch_namespaced_pod_status(first[0].metadata.name, "scale-0", {"status": {"phase": "Failed"}},
                               _content_type="application/merge-patch+json")
     sibling = cluster.get(pods, namespace="scale-0", name=first[1].metadata.name)
     assert sibling["status"]["phase"] == "Running"  # shared status dict untouched

@@ -61,6 +61,8 @@ def _judge(pod: PodFacts, term: dict, terms: list[dict], facts: Facts, pending: 
     if not all(selector_matches(term_selector(t, pod), pod.labels) for t in terms):
         if matching_pods(facts, namespaces=term_namespaces(term, pod), selector=selector, exclude=pod):
             return None  # a matching pod exists, pending: once it lands this pod can join it
+        if term_namespaces(term, pod) != {pod.namespace} or "peer pods" in facts.unread:
+            return None  # pods of other namespaces (or the peer read) were not listed: absence is not known
         return _nothing_to_join(pod, term, facts)
     if key not in NODE_KEYS:
         return None  # a zone (or wider) domain holds many nodes: the group always has room

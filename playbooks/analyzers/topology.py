@@ -86,7 +86,9 @@ def _spread(pod: PodFacts, facts: Facts):
         key = constraint.get("topologyKey", "")
         domains, names = _domains(key, pod, facts)
         check = check_spread(constraint, pod=pod, facts=facts, launchable=domains)
-        if check is None or not check.blocked:
+        if check is None or not check.blocked or check.unknown_pods:
+            # matching pods on nodes whose domain was not read could raise the global minimum and open a
+            # domain: a 'blocked' verdict would not be sure (the scheduler's own message still speaks)
             continue
         group = (SPREAD, pod.namespace, key, selector_string(constraint.get("labelSelector")))
         yield group, _spread_finding(pod, check, index=index, constraints=constraints, domains=domains,

@@ -241,3 +241,16 @@ def test_a_malformed_constraint_becomes_a_gap_not_a_crash():
     f = _ranker_cluster(pending, zones_offered={"g5.12xlarge": ("us-east-1a", "us-east-1b")})
     assert list(topology.analyze(f)) == []
     assert any(g.startswith("Topology constraints of pod ranker-new not checked: ValueError") for g in f.gaps)
+
+
+def test_spread_is_not_judged_when_matching_pods_sit_on_nodes_not_read():
+    pending = _spread_pod()
+    f = _ranker_cluster(pending, zones_offered={"g5.12xlarge": ("us-east-1a", "us-east-1b")})
+    f.pods.append(pod("ranker-elsewhere", labels=APP, node="n-unread"))
+    assert list(topology.analyze(f)) == []
+
+
+def test_nothing_to_join_in_another_namespace_is_not_claimed():
+    term = {"labelSelector": {"matchLabels": {"role": "parameter-server"}}, "namespaces": ["infra"],
+            "topologyKey": "kubernetes.io/hostname"}
+    assert list(affinity.analyze(facts(_affine(1, gpus=1, term=term)))) == []

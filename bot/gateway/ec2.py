@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import os
 import threading
 import time
 from typing import Callable, Iterable, TypeVar
@@ -99,7 +100,9 @@ class Ec2Catalog:
     def use_session(self, session: boto3.session.Session) -> None:
         """Ask EC2 with these credentials from now on (the same account's keys were rotated)."""
         with self._lock:
-            self._session, self._client, self.access_key = session, None, _access_key(session)
+            if session is not self._session:  # the same session refreshes its own credentials
+                self._session, self._client = session, None
+            self.access_key = _access_key(session)
 
     # -- talking to EC2 -------------------------------------------------------------------------
 
@@ -383,22 +386,52 @@ _ACCOUNTS: dict[tuple[str, str | None], str] = {}
 def catalog_for(*, region: str | None, endpoint_url: str | None, timeout: float = 10.0) -> Ec2Catalog:
     """One catalogue (and cache) per AWS account, region and endpoint for the life of the process.
 
-    The credentials are read afresh on each call (they may have changed since), and the account
-    asked of STS once per access key. Without credentials the key's account is None: that catalogue
-    answers from the embedded data.
+    Credentials are looked for again when the environment that locates them changes, and the account
+    is asked of STS once per access key. Without credentials the key's account is None: that
+    catalogue answers from the embedded data.
     """
-    session = boto3.session.Session(region_name=region)
-    credentials = session.get_credentials() if region else None
-    account = _account(session, credentials, region=region, endpoint_url=endpoint_url, timeout=timeout) if credentials else None
+    session, credentials = _session(region) if region else (None, None)
+    access_key = credentials.access_key if credentials is not None else None
+    account = (_account(session, access_key, region=region, endpoint_url=endpoint_url, timeout=timeout)
+               if session is not None and access_key else None)
     key = (account, region, endpoint_url)
     with _CATALOGS_LOCK:
         catalog = _CATALOGS.get(key)
         if catalog is None:
             catalog = _CATALOGS[key] = Ec2Catalog(region=region, endpoint_url=endpoint_url, timeout=timeout,
-                                                  session=session if credentials else None, account=account)
-        elif credentials and catalog.access_key != credentials.access_key:
+                                                  session=session if access_key else None, account=account)
+        elif access_key and catalog.access_key != access_key:
             catalog.use_session(session)
         return catalog
+
+
+# What decides where boto3 finds credentials: a change in any of them is a different search.
+_CREDENTIAL_ENV = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_DEFAULT_PROFILE",
+                   "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE", "AWS_ROLE_ARN", "AWS_WEB_IDENTITY_TOKEN_FILE",
+                   "AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+                   "AWS_EC2_METADATA_DISABLED")
+# "No credentials" is looked for again after this long (a profile written meanwhile, say).
+NO_CREDENTIALS_SECONDS = 60.0
+_SESSIONS: dict[tuple, tuple[boto3.session.Session, float]] = {}
+
+
+def _session(region: str):
+    """A boto3 session for this region and credential environment, kept for the process: botocore
+    keeps its credentials (and refreshes role credentials itself), so a diagnosis neither assumes a
+    role again nor probes instance metadata again."""
+    key = (region, tuple(os.environ.get(k) for k in _CREDENTIAL_ENV))
+    with _CATALOGS_LOCK:
+        hit = _SESSIONS.get(key)
+    if hit is not None:
+        session, stamp = hit
+        credentials = session.get_credentials()
+        if credentials is not None or time.monotonic() - stamp < NO_CREDENTIALS_SECONDS:
+            return session, credentials
+    session = boto3.session.Session(region_name=region)
+    credentials = session.get_credentials()
+    with _CATALOGS_LOCK:
+        _SESSIONS[key] = (session, time.monotonic())
+    return session, credentials
 
 
 def _access_key(session: boto3.session.Session | None) -> str | None:
@@ -406,9 +439,8 @@ def _access_key(session: boto3.session.Session | None) -> str | None:
     return credentials.access_key if credentials is not None else None
 
 
-def _account(session: boto3.session.Session, credentials, *, region: str | None, endpoint_url: str | None,
+def _account(session: boto3.session.Session, access_key: str, *, region: str | None, endpoint_url: str | None,
              timeout: float) -> str:
-    access_key = credentials.access_key
     sts_url = _sts_endpoint(endpoint_url)
     key = (access_key, sts_url)
     with _CATALOGS_LOCK:
@@ -418,7 +450,8 @@ def _account(session: boto3.session.Session, credentials, *, region: str | None,
     try:
         sts = session.client("sts", region_name=region, endpoint_url=sts_url, config=cfg)
         account = str(sts.get_caller_identity()["Account"])
-    except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError, OSError, KeyError) as exc:
+    except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError, botocore.parsers.ResponseParserError,
+            OSError, KeyError) as exc:
         # Without the account, these credentials' answers are kept apart from every other key's.
         log.info("STS GetCallerIdentity failed (%s); EC2 answers are cached per access key", str(exc)[:200])
         account = f"access key {access_key}"

@@ -9,6 +9,8 @@ import re
 from typing import Any, Protocol
 
 from playbooks.facts import Ec2Facts, Facts, FactsUnavailable, PodFacts
+from playbooks.karpenter import labels as lbl
+from playbooks.karpenter.offerings import nodeclass_of
 from playbooks.karpenter.requirements import instance_patterns, label_prefix, nodepool_requirements, type_allowed
 
 
@@ -38,25 +40,47 @@ def gather_ec2(facts: Facts, *, catalog: Catalog | None) -> Ec2Facts:
                           f"{' (' + catalog.unavailable_reason + ')' if catalog.unavailable_reason else ''}.")
     names = sorted({t for c in out.candidates.values() for t in c})
     if names:
-        _gather_offerings(out, names, catalog=catalog, gaps=facts.gaps)
+        _gather_offerings(out, names, catalog=catalog, facts=facts)
     return out
 
 
-def _gather_offerings(out: Ec2Facts, names: list[str], *, catalog: Catalog, gaps: list[str]) -> None:
+def _gather_offerings(out: Ec2Facts, names: list[str], *, catalog: Catalog, facts: Facts) -> None:
     by_capacity = getattr(catalog, "offerings", None)
     try:
         if callable(by_capacity):
             out.offerings = by_capacity(names)
             out.zones = {t: frozenset(z) for t, z in out.offerings.items()}
+            relevant = _capacity_types_in_play(facts, sorted(out.candidates))
             for capacity_type, why in (getattr(catalog, "capacity_types_unchecked", None) or {}).items():
-                gaps.append(f"{capacity_type.capitalize()} offerings per zone were not checked: {why}.")
-                out.offerings = {}  # zones stay known; capacity types are not, for any type
+                if capacity_type not in relevant:
+                    continue
+                facts.gaps.append(why if why.lower().startswith(capacity_type) else
+                                  f"{capacity_type.capitalize()} offerings per zone were not checked: {why}.")
+                # not known is not "not offered": count it wherever the type is offered at all
+                out.offerings = {t: {z: cts | {capacity_type} for z, cts in zs.items()} for t, zs in out.offerings.items()}
         else:
             out.zones = catalog.zones_offering(names)
-            gaps.append("Capacity types (on-demand, spot, reserved) per zone were not checked: zone offerings only.")
+            facts.gaps.append("Capacity types (on-demand, spot, reserved) per zone were not checked: zone offerings only.")
     except FactsUnavailable as exc:
         out.zones, out.offerings = {}, {}
-        gaps.append(f"Zone and capacity-type offerings were not checked: {exc}.")
+        facts.gaps.append(f"Zone and capacity-type offerings were not checked: {exc}.")
+
+
+def _capacity_types_in_play(facts: Facts, nodepools: list[str]) -> set[str]:
+    """Capacity types some considered NodePool could launch. Reserved counts only where the NodePool asks for
+    it or its EC2NodeClass selects capacity reservations: Karpenter has reserved offerings only for those
+    (aws/karpenter-provider-aws pkg/providers/capacityreservation, EC2NodeClass capacityReservationSelectorTerms)."""
+    out: set[str] = set()
+    for name in nodepools:
+        nodepool = facts.nodepools[name]
+        wanted = nodepool_requirements(nodepool).get(lbl.CAPACITY_TYPE)
+        allowed = {c for c in lbl.CAPACITY_TYPES if wanted.has(c)}
+        _, nodeclass = nodeclass_of(nodepool, facts.nodeclasses)
+        selects = bool(((nodeclass or {}).get("spec") or {}).get("capacityReservationSelectorTerms"))
+        if "reserved" in allowed and not selects and wanted.operator != "In":
+            allowed.discard("reserved")
+        out |= allowed
+    return out
 
 
 _NODEPOOL_NAMED = re.compile(r"""(?:nodepool "|NodePool=|provisioner "|nodepool: ")(?P<name>[a-z0-9][-a-z0-9.]*)""")

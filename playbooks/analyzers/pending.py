@@ -351,6 +351,15 @@ def _offering(pod, nodepool, blocker, facts):
                 Evidence(source="ec2 DescribeInstanceTypeOfferings", text=ev.trim(where))]
     if offers.subnet_zones is not None:
         evidence.append(Evidence(source="ec2nodeclass status.subnets", text=f"subnet zones: {', '.join(sorted(offers.subnet_zones))}"))
+    if not wanted_ct:
+        asked = blocker.data["merged"].get(lbl.CAPACITY_TYPE).describe()
+        detail = (f"The requirements on karpenter.sh/capacity-type ({asked}) allow none of Karpenter's capacity types "
+                  f"({', '.join(lbl.CAPACITY_TYPES)}), so no offering of any instance type can match. Karpenter answers "
+                  f"'no instance type has the required offering'. Use one of those values (lower case).")
+        fix = _selector_fix(pod, nodepool, lbl.CAPACITY_TYPE, replacement=lbl.CAPACITY_TYPE,
+                            value_map=lbl.MANAGED_CAPACITY_VALUES)
+        return ("karpenter.offering_unavailable_in_zone", f"{pod.name} requires a capacity type Karpenter never offers",
+                detail, evidence, fix)
     if ct_problem:
         have = sorted({c for w in in_zone.values() for cs in w.values() for c in (cs or ())})
         detail = (f"NodePool {name} (with the pod's requirements) allows capacity type {', '.join(wanted_ct)} only, but "

@@ -215,3 +215,11 @@ def test_without_instance_types_only_spec_facts_are_claimed():
     pod = _pod(requests={"cpu": "4", "memory": "2000Gi", "nvidia.com/gpu": "1"})
     facts = _facts(pod, _nodepool(), ec2=Ec2Facts(unavailable="no AWS credentials found"))
     assert _run(facts) == [] and facts.cache["pending_ok"] == set()  # not verified: not "ok" either
+
+
+def test_capacity_type_spelled_as_managed_node_groups_spell_it():
+    found = _run(_facts(_pod(selector={"karpenter.sh/capacity-type": "SPOT"}), _nodepool(), types=G5,
+                        ec2=Ec2Facts(offerings={t: {"us-east-1a": frozenset({"on-demand", "spot"})} for t in G5})))
+    assert [f.code for f in found] == ["karpenter.offering_unavailable_in_zone"]
+    assert "lower case" in found[0].detail
+    assert yaml.safe_load(found[0].fix.snippet)["spec"]["nodeSelector"] == {"karpenter.sh/capacity-type": "spot"}

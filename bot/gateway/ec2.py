@@ -313,7 +313,7 @@ class Ec2Catalog:
         cache = self._capacity[capacity_type]
         with self._lock:
             failed = self._capacity_failed.get(capacity_type)
-            if failed and self._fresh(failed[0], ttl):
+            if failed and self._fresh(failed[0], RESERVATION_CACHE_SECONDS):  # a failed check is tried again sooner
                 return {}
             missing = [n for n in wanted if n not in cache or not self._fresh(cache[n][0], ttl)]
         if missing:

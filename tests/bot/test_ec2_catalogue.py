@@ -196,6 +196,8 @@ def test_catalogues_are_kept_per_account(moto_url, aws_env):
 # -- offerings by capacity type ------------------------------------------------------------------------
 
 def test_offerings_by_capacity_type(moto_url, aws_env):
+    # moto cannot be seeded with spot prices: it prices every zone that offers a type (0.00001, dated
+    # 2006). Zones with on-demand but no spot are therefore not exercised here.
     names = ["g5.xlarge", "p4d.24xlarge"]
     ec2 = _ec2(moto_url)
     offered = {n: {o["Location"] for o in ec2.describe_instance_type_offerings(

@@ -94,7 +94,9 @@ def _finding(pod: PodFacts, nodepool: dict, blocker: Blocker, *, verdict: Verdic
     if terms > 1:
         detail += (f" The pod has {terms} required nodeSelectorTerms; Karpenter tries each in turn and none of "
                    f"them can be met (shown: term {blocker.data['term'] + 1}).")
-    confident = verdict.verified or blocker.kind in ("taint", "nodeclass", "label", "limit")
+    # the embedded catalogue may lack a type EC2 would list: what it does not hold is not proof of absence
+    partial = facts.ec2.source != "ec2" and blocker.kind in ("no_types", "type_requirements")
+    confident = (verdict.verified and not partial) or blocker.kind in ("taint", "nodeclass", "label", "limit")
     return Finding(code=code, severity="error", confidence="high" if confident else "medium", title=title,
                    detail=detail, evidence=evidence + quoted, fix=fix)
 

@@ -46,7 +46,8 @@ class Verdict:
 def evaluate(pod: PodFacts, nodepool: dict, facts: Facts) -> Verdict:
     name = nodepool["metadata"]["name"]
     auto = is_auto_mode(nodepool)
-    verdict = Verdict(name, verified=facts.ec2.unavailable is None and name in facts.ec2.candidates)
+    requests = res.pod_requests(pod.pod)
+    verdict = Verdict(name, verified=_verifiable(name, requests, facts))
     spec = (nodepool.get("spec") or {}).get("template", {}).get("spec") or {}
     # kubernetes-sigs/karpenter pkg/scheduling/taints.go ToleratesPod against the template's taints
     # (startupTaints are expected to be removed, so they do not count)
@@ -58,7 +59,6 @@ def evaluate(pod: PodFacts, nodepool: dict, facts: Facts) -> Verdict:
     if broken:
         verdict.blockers.append(Blocker("nodeclass", 1, {"nodeclass": nodeclass_key, "condition": broken}))
     np_reqs = nodepool_requirements(nodepool)
-    requests = res.pod_requests(pod.pod)
     outcomes = [_term(term, np_reqs, nodepool=nodepool, requests=requests, facts=facts, auto=auto,
                       nodeclass=nodeclass, verified=verdict.verified) for term in pod_terms(pod.pod)]
     for index, outcome in enumerate(outcomes):
@@ -71,6 +71,14 @@ def evaluate(pod: PodFacts, nodepool: dict, facts: Facts) -> Verdict:
     best.data["terms"] = len(outcomes)
     verdict.blockers.append(best)
     return verdict
+
+
+def _verifiable(nodepool: str, requests: dict, facts: Facts) -> bool:
+    """Whether the instance-type facts can decide for this pod. The embedded catalogue (used without EC2)
+    holds only GPU and accelerated types: it decides for a pod that needs an accelerator, not for others."""
+    if facts.ec2.unavailable is not None or nodepool not in facts.ec2.candidates:
+        return False
+    return facts.ec2.source == "ec2" or any(requests.get(r) for r in res.ACCELERATORS)
 
 
 def _term(term: Requirements, np_reqs: Requirements, *, nodepool: dict, requests: dict, facts: Facts, auto: bool,

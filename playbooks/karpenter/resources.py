@@ -12,6 +12,7 @@ from playbooks.karpenter.requirements import nodepool_requirements, pod_terms
 
 CPU, MEMORY, PODS = "cpu", "memory", "pods"
 GPU, AMD_GPU, EFA, NEURON = "nvidia.com/gpu", "amd.com/gpu", "vpc.amazonaws.com/efa", "aws.amazon.com/neuron"
+ACCELERATORS = (GPU, AMD_GPU, NEURON, "aws.amazon.com/neuroncore", "habana.ai/gaudi")
 MIB = 1024 * 1024
 
 # aws/karpenter-provider-aws pkg/operator/options: --vm-memory-overhead-percent defaults to 0.075

@@ -223,3 +223,16 @@ def test_capacity_type_spelled_as_managed_node_groups_spell_it():
     assert [f.code for f in found] == ["karpenter.offering_unavailable_in_zone"]
     assert "lower case" in found[0].detail
     assert yaml.safe_load(found[0].fix.snippet)["spec"]["nodeSelector"] == {"karpenter.sh/capacity-type": "spot"}
+
+
+def test_embedded_catalogue_decides_only_for_accelerated_pods():
+    # the catalogue holds GPU types only: a CPU pod's "nothing fits" would be a conclusion from missing data
+    cpu_pod = _pod(requests={"cpu": "400"}, tolerations=[{"operator": "Exists"}])
+    facts = _facts(cpu_pod, _nodepool(), types=G5, ec2=Ec2Facts(source="embedded catalogue"))
+    assert _run(facts) == []
+    gpu_pod = _pod(requests={"nvidia.com/gpu": "16"})
+    found = _run(_facts(gpu_pod, _nodepool(), types=G5, ec2=Ec2Facts(source="embedded catalogue")))
+    assert [f.code for f in found] == ["karpenter.no_instance_type"] and found[0].confidence == "high"
+    p5_pod = _pod(selector={"node.kubernetes.io/instance-type": "p6-b200.48xlarge"})
+    found = _run(_facts(p5_pod, _nodepool(), types=G5, ec2=Ec2Facts(source="embedded catalogue")))
+    assert found and found[0].confidence == "medium"

@@ -12,24 +12,40 @@ Fields per rule (every Signal from a JSON line may also carry pod, nodeclaim, no
 rule                                        code                                    fields
 ==========================================  ======================================  =======================================================
 scheduler.insufficient                      scheduling.insufficient_gpu             nodes, total, avail, reason, resource
-                                            (efa.resource_unavailable for EFA)
+                                            (efa.resource_unavailable for EFA;      
+                                            karpenter.no_instance_type for cpu ...) 
 scheduler.taint                             scheduling.untolerated_taint            nodes, total, avail, reason, key, value, taint
-                                            (scheduling.node_lifecycle_taint)
+                                            (scheduling.node_lifecycle_taint)       
 scheduler.node_affinity                     scheduling.node_selector_mismatch       nodes, total, avail, reason
 scheduler.pod_affinity                      scheduling.pod_affinity_unsatisfiable   nodes, total, avail, reason
 scheduler.volume                            scheduling.volume_zone_conflict         nodes, total, avail, reason
-scheduler.topology_spread                   scheduling.topology_spread              nodes, total, avail, reason
-karpenter.limits                            karpenter.nodepool_limit_reached        nodepool
-karpenter.no_offering                       karpenter.offering_unavailable_in_zone  nodepool, resources, gpus, requirements
-karpenter.no_type_ambiguous                 karpenter.no_instance_type              nodepool, resources, gpus, requirements
-karpenter.no_type                           karpenter.no_instance_type              nodepool, resources, gpus, requirements
+scheduler.topology_spread                   scheduling.topology_spread              nodes, total, avail, reason, missing_label
+scheduler.host_ports                        scheduling.pod_affinity_unsatisfiable   nodes, total, avail, reason
+scheduler.unschedulable                     scheduling.node_lifecycle_taint         nodes, total, avail, reason, key
+scheduler.unbound_pvc                       scheduling.volume_zone_conflict         problem
+pod.scheduling_gated                        scheduling.gated                        hold, gate
+kueue.not_admitted                          scheduling.gated                        hold, podset, resource, flavor, queue
+job.suspended                               scheduling.gated                        hold, kind, job
+karpenter.limits                            karpenter.nodepool_limit_reached        nodepool, resource, usage, limit
+karpenter.no_offering                       karpenter.offering_unavailable_in_zone  nodepool, resources, gpus, requirements, capacity_type,
+                                                                                    zones, typo
+karpenter.no_type_ambiguous                 karpenter.no_instance_type              (same as karpenter.no_offering)
+karpenter.min_values                        karpenter.no_instance_type              nodepool, label
+karpenter.no_type                           karpenter.no_instance_type              (same as karpenter.no_offering)
 karpenter.unknown_label                     scheduling.node_selector_mismatch       nodepool, label, suggestion
 karpenter.incompatible_key                  scheduling.node_selector_mismatch       nodepool, key, label, requirement
 karpenter.taint                             scheduling.untolerated_taint            nodepool, taint, key, effect
-                                            (scheduling.node_lifecycle_taint)
+                                            (scheduling.node_lifecycle_taint)       
 karpenter.topology                          scheduling.pod_affinity_unsatisfiable   nodepool, constraint, key
-                                            (scheduling.topology_spread)
+                                            (scheduling.topology_spread)            
 karpenter.anti_affinity_unsupported         scheduling.pod_affinity_unsatisfiable   nodepool
+karpenter.volume                            scheduling.volume_zone_conflict         nodepool, pvc
+karpenter.hostport                          scheduling.pod_affinity_unsatisfiable   nodepool, port
+karpenter.nominated                         karpenter.provisioning (info)           nodeclaim, node
+karpenter.launched                          karpenter.provisioning (info)           instance_type, zone
+karpenter.condition                         karpenter.node_registration_failed      condition, reason, message, taint
+                                            (karpenter.provisioning, insufficient_  
+                                            capacity, subnet_problem, no_instance_type)
 ec2.insufficient_capacity                   karpenter.insufficient_capacity         error_code, instance_type, zone, nodeclaim
 ec2.unsupported_zone                        karpenter.offering_unavailable_in_zone  instance_type, zone, alternatives
 ec2.quota                                   karpenter.quota_exceeded                error_code, limit
@@ -41,7 +57,7 @@ kubelet.out_of_resource                     karpenter.resource_not_registered   
 karpenter.disrupting                        karpenter.disruption                    reason, method, node
 karpenter.spot_interruption                 karpenter.disruption                    reason
 karpenter.evicted                           karpenter.disruption                    reason
-karpenter.blocked                           karpenter.disruption (info)             blocker
+karpenter.blocked                           karpenter.disruption (info)             blocker, blocker_kind, pod, pdb, budget_reason
 kubelet.no_healthy_devices                  gpu.unhealthy_device                    resource
 device_plugin.xid_unhealthy                 gpu.unhealthy_device                    xid, device, resource
 nvrm.xid                                    gpu.xid_error                           xid, pci, pid, description
@@ -86,12 +102,14 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from playbooks.signatures import gpu, karpenter, nccl, nodes, scheduling, training
+from playbooks.signatures import gating, gpu, karpenter, nccl, nodes, scheduling, training
 from playbooks.signatures.model import Hit, Rule, Signal, trim
 
 MAX_LINE_CHARS = 64 * 1024
 
 LINE_RULES: tuple[Rule, ...] = (
+    *gating.RULES,
+    *scheduling.LINE_RULES,
     *karpenter.LINE_RULES,
     *gpu.RULES,
     *nccl.RULES,
@@ -193,7 +211,11 @@ def _unwrap_json(text: str) -> tuple[str, dict[str, str]]:
     parts = [str(record[k]) for k in ("message", "msg", "error", "err") if record.get(k)]
     if not parts:
         return text, {}
-    parts += [f"{k}={record[k]}" for k in ("reason", "command") if isinstance(record.get(k), str)]
+    # reason/command: disruption logs; type/status: a condition object (NodeClaim, Workload, Job);
+    # instance-type/zone: Karpenter's "launched nodeclaim".
+    parts += [
+        f"{k}={record[k]}" for k in ("reason", "command", "type", "status", "instance-type", "zone") if isinstance(record.get(k), str)
+    ]
     base = {}
     for field_name, keys in _JSON_NAMES:
         for key in keys:

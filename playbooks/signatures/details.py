@@ -154,6 +154,12 @@ def untolerated_taint(view: View) -> str:
 
 
 def node_lifecycle_taint(view: View) -> str:
+    if "unschedulable" in view.get("reason"):
+        return (
+            f"{view.get('nodes', 'Some')} node(s) are cordoned (spec.unschedulable): a drain, a Karpenter disruption or "
+            "an operator's kubectl cordon. They take no new pods until uncordoned; if no other node fits, Karpenter "
+            "should launch one, and its own event for the pod says whether it can."
+        )
     keys = _list(view.all("key") or ("a lifecycle taint",))
     return (
         f"The candidate node(s) carry {keys}: a node that is still joining (karpenter.sh/unregistered, "
@@ -185,6 +191,12 @@ def insufficient_gpu(view: View) -> str:
 
 
 def pod_affinity_unsatisfiable(view: View) -> str:
+    if "ports" in view.get("reason") or view.get("port") or "hostport" in view.get("reason").lower():
+        return (
+            "The pod asks for a hostPort that is already taken on the candidate node(s): a hostPort admits one such "
+            "pod per node, so replicas behave as if they had required anti-affinity on kubernetes.io/hostname. "
+            "Drop the hostPort (use a Service, or hostNetwork only where required) or give each replica its own node."
+        )
     if view.get("constraint") == "pod anti-affinity" or "anti-affinity" in view.get("reason"):
         return (
             "Required pod anti-affinity needs a separate topology domain (host or zone) per replica. Karpenter can "
@@ -202,6 +214,13 @@ def pod_affinity_unsatisfiable(view: View) -> str:
 
 
 def volume_zone_conflict(view: View) -> str:
+    if view.get("problem") == "unbound immediate PersistentVolumeClaims":
+        return (
+            "The pod's PersistentVolumeClaim is not bound yet and its StorageClass binds immediately (volumeBindingMode: "
+            "Immediate), so the scheduler waits for the volume before placing the pod. Check kubectl describe pvc "
+            "(no matching PV, a failing CSI provisioner such as the EBS CSI driver's IAM permissions, a missing "
+            "StorageClass) and prefer volumeBindingMode: WaitForFirstConsumer so the volume follows the pod's zone."
+        )
     return (
         "The pod's PersistentVolume is pinned to one Availability Zone (an EBS volume cannot leave its zone) and no "
         "node can be placed there: the NodePool or the pod excludes that zone, the EC2NodeClass has no subnet in it, "
@@ -212,6 +231,12 @@ def volume_zone_conflict(view: View) -> str:
 
 
 def topology_spread(view: View) -> str:
+    if view.get("missing_label"):
+        return (
+            "Some nodes lack the label the topologySpreadConstraint uses as topologyKey, so they never count as a "
+            "domain and cannot take the pod. Use a key every candidate node carries (topology.kubernetes.io/zone, "
+            "kubernetes.io/hostname) or add a nodeAffinity that keeps the pod to nodes that carry it."
+        )
     return (
         f"topologySpreadConstraints on {view.get('key', 'a topology key')} with whenUnsatisfiable: DoNotSchedule "
         "cannot be met: a domain counted by the constraint cannot get a node (no GPU offering or subnet in that "
@@ -222,9 +247,31 @@ def topology_spread(view: View) -> str:
 
 def no_instance_type(view: View) -> str:
     where = f" in NodePool {_list(view.all('nodepool'))}" if view.all("nodepool") else ""
+    if view.get("nodes") and view.get("resource"):  # kube-scheduler "Insufficient cpu" and kin
+        return (
+            f"{view.get('nodes')} of {view.get('total', '?')} existing node(s) lack free {view.get('resource')} for the "
+            f"pod's requests{_times(view)}. That alone is ordinary on an autoscaled cluster: a new node has to be "
+            "launched, and Karpenter's own event for the pod (Nominated, or FailedScheduling with its reason) says "
+            "whether one can hold the requests plus daemonset overhead. If Karpenter reports nothing, check the "
+            f"pod's {view.get('resource')} request against the largest instance type its NodePools allow."
+        )
+    if view.get("condition") == "ValidationSucceeded":
+        return (
+            f"NodePool{where} failed validation ({view.get('reason', '?')}: {view.get('message', 'see its status')}). "
+            "Karpenter ignores an invalid NodePool, so it launches nothing for any pod. Fix the spec (kubectl get "
+            "nodepool -o yaml, status.conditions) and re-apply it."
+        )
+    if view.get("label") and not view.get("requirements"):
+        return (
+            f"NodePool{where} requires minValues distinct values of {view.get('label')}, but after the pod's own "
+            "requirements and resources fewer instance types remain. Lower minValues, widen the NodePool's "
+            "requirement (more families / sizes), or relax the pod's requests and selectors."
+        )
     gpus = view.get("gpus")
     asks = f" The pod requests {gpus} nvidia.com/gpu; the largest AWS GPU instances have 8 per node." if gpus else ""
     requests = f" Requests: {view.get('resources')}." if view.get("resources") else ""
+    typo = " Karpenter notes the CPU request is at least 1 million: an m vs M typo?" if view.get("typo") else ""
+    asks += typo
     if view.confidence != "high":
         return (
             f"Karpenter found no instance type{where} that had enough resources and an available offering at the "
@@ -245,11 +292,17 @@ def no_instance_type(view: View) -> str:
 
 def nodepool_limit_reached(view: View) -> str:
     pools = _list(view.all("nodepool") or ("the NodePool",))
+    resource = view.get("resource")
+    which = (
+        f"on {resource}" if resource
+        else "on one of its resources (cpu, memory, nvidia.com/gpu or nodes: Karpenter's message does not say which)"
+    )
     return (
-        f"NodePool {pools} has used up its spec.limits (compare status.resources with spec.limits; for GPU pools "
-        "usually nvidia.com/gpu). Karpenter launches nothing more there until usage drops or the limit is raised. "
-        "Limits count node capacity, not pod requests: one p4d.24xlarge counts 8 GPUs and 96 vCPUs, so a limit "
-        "below one node's capacity blocks every launch."
+        f"NodePool {pools} has reached its spec.limits {which}: every instance type that fits the pod would take "
+        "the NodePool past a limit. Compare status.resources with spec.limits (kubectl get nodepool -o yaml). "
+        "Karpenter launches nothing more there until usage drops or the limit is raised. Limits count node "
+        "capacity, not pod requests: one p4d.24xlarge counts 8 GPUs, 96 vCPUs and 1152 GiB, so a cpu or memory "
+        "limit below one node's capacity blocks every GPU launch as surely as a GPU limit."
     )
 
 
@@ -265,6 +318,24 @@ def insufficient_capacity(view: View) -> str:
 
 
 def offering_unavailable_in_zone(view: View) -> str:
+    if not view.get("instance_type"):  # Karpenter's "no instance type has the required offering"
+        where = f" in NodePool {_list(view.all('nodepool'))}" if view.all("nodepool") else ""
+        allowed = "; ".join(
+            part for part in (
+                f"capacity type {view.get('capacity_type')}" if view.get("capacity_type") else "",
+                f"zones {view.get('zones')}" if view.get("zones") else "",
+            ) if part
+        )
+        allowed = f" The requirements allow {allowed}." if allowed else ""
+        return (
+            f"Karpenter found instance types{where} that fit the pod, but none with an available offering. An "
+            "offering is a zone AND a capacity type (spot, on-demand, reserved): a spot-only NodePool whose types "
+            "have no spot capacity, a reserved-only pool without a Capacity Reservation / Capacity Block, a zone "
+            "pin (pod, NodePool, volume) where the type is not sold, or an EC2NodeClass without a subnet in the "
+            f"allowed zones.{allowed} Karpenter also marks offerings unavailable for 3 minutes after an "
+            "insufficient-capacity error. Allow on-demand as a fallback, more zones, or more instance types; check "
+            "aws ec2 describe-instance-type-offerings --location-type availability-zone."
+        )
     what = view.get("instance_type", "the instance type")
     suggested = f" EC2 suggests {view.get('alternatives')}." if view.get("alternatives") else ""
     return (
@@ -301,6 +372,36 @@ def subnet_problem(view: View) -> str:
 
 
 def node_registration_failed(view: View) -> str:
+    condition, reason, message = view.get("condition"), view.get("reason"), view.get("message")
+    said = f" ({message})" if message else ""
+    if condition in ("Launched", "MachineLaunched") or reason == "LaunchFailed":
+        return (
+            f"Karpenter could not launch the NodeClaim: {reason or 'launch failed'}{said}. Nothing was created, so "
+            "the pod keeps waiting; Karpenter retries and, after repeated failures, sets NodeRegistrationHealthy="
+            "False on the NodePool. Usual causes: the EC2NodeClass (AMI selector, instance profile / IAM role, "
+            "security groups, launch template), or EC2 refusing the request; the message above is EC2's or the "
+            "provider's own."
+        )
+    if condition == "NodeClassReady" or reason.startswith("NodeClass"):
+        return (
+            f"The NodePool's NodeClass is not ready ({reason or 'not ready'}){said}: Karpenter launches nothing for "
+            "this NodePool until it is. kubectl get ec2nodeclass -o yaml (or nodeclass on EKS Auto Mode) shows which "
+            "condition is False: SubnetsReady, SecurityGroupsReady, AMIsReady, InstanceProfileReady."
+        )
+    if condition in ("Initialized", "MachineInitialized") or reason in ("StartupTaintsExist", "KnownEphemeralTaintsExist", "NodeNotReady"):
+        taint = view.get("taint")
+        if taint or reason == "StartupTaintsExist":
+            return (
+                f"The node registered but startup taint {taint or '(see the NodeClaim)'} is still there, so Karpenter "
+                "does not consider it initialized and pods that do not tolerate it cannot land. A startup taint must "
+                "be removed by the agent it waits for (a CNI, the GPU operator, a driver installer DaemonSet): check "
+                "that this DaemonSet runs on the node and tolerates the node's taints."
+            )
+        return (
+            f"The node registered but is not initialized yet ({reason}){said}: the kubelet has not reported Ready, "
+            "or a well-known taint such as node.kubernetes.io/not-ready is still there. For a few minutes this is "
+            "normal; if it persists, look at the node's conditions and the aws-node / kube-proxy pods on it."
+        )
     base = (
         "The instance launched but its Node never registered with the cluster. Usual causes: the node IAM role is "
         "not mapped (aws-auth or an EKS access entry; kubelet logs 'Unauthorized'), bootstrap / user data failing on "
@@ -579,6 +680,46 @@ def slow_pull(view: View) -> str:
     )
 
 
+def provisioning(view: View) -> str:
+    claim = view.get("nodeclaim") or view.get("node")
+    what = f"NodeClaim {claim}" if claim else "a NodeClaim"
+    instance = f" ({view.get('instance_type')}{' in ' + view.get('zone') if view.get('zone') else ''})" if view.get("instance_type") else ""
+    return (
+        f"Karpenter is bringing up {what}{instance} for the pod: a node is on its way, nothing is wrong yet. "
+        "Karpenter gives a launch 5 minutes and a registration 15 minutes; after that it deletes the NodeClaim and "
+        "tries again (and sets NodeRegistrationHealthy=False on the NodePool). Scheduler messages about existing "
+        "nodes while it comes up are expected."
+    )
+
+
+def gated(view: View) -> str:
+    hold = view.get("hold")
+    if hold == "gates":
+        gate = f" ({view.get('gate')})" if view.get("gate") else ""
+        text = (
+            f"The pod carries schedulingGates{gate}: kube-scheduler does not look at it until the controller that "
+            "added each gate removes it, so no node, taint or NodePool matters yet."
+        )
+        if not view.get("gate") or "kueue" in view.get("gate"):
+            text += " Kueue gates pods this way (kueue.x-k8s.io/admission) until their workload is admitted."
+        return text
+    if hold == "suspended":
+        return (
+            f"{view.get('kind', 'The job')} {view.get('job', '')} is suspended (runPolicy.suspend / spec.suspend): its "
+            "pods are not created or are deleted until it is resumed. With Kueue this is how a job waits for "
+            "admission; otherwise someone suspended it on purpose."
+        ).replace("  ", " ")
+    quota = (
+        f" It lacks quota for {view.get('resource')} in flavor {view.get('flavor', '?')}." if view.get("resource") else ""
+    )
+    return (
+        f"Kueue has not admitted the job's workload, so the job stays suspended and its pods wait.{quota} Admission "
+        "needs unused quota in the ClusterQueue (or borrowable quota in its cohort) for every pod set; check "
+        "kubectl get workloads -n NAMESPACE (QuotaReserved / Admitted conditions) and kubectl describe "
+        "clusterqueue for nominalQuota and usage."
+    )
+
+
 WRITERS: dict[str, Callable[[View], str]] = {
     "scheduling.node_selector_mismatch": node_selector_mismatch,
     "scheduling.untolerated_taint": untolerated_taint,
@@ -609,6 +750,8 @@ WRITERS: dict[str, Callable[[View], str]] = {
     "training.terminated": terminated,
     "node.not_ready": not_ready,
     "image.slow_pull": slow_pull,
+    "karpenter.provisioning": provisioning,
+    "scheduling.gated": gated,
 }
 
 
@@ -643,6 +786,8 @@ NEXT_STEPS: dict[str, str] = {
     "training.terminated": "the pod's and node's events around the termination",
     "node.not_ready": "kubectl describe node (conditions) and the aws-node pod's log on the node",
     "image.slow_pull": "the kubelet events of a few pods on fresh nodes",
+    "karpenter.provisioning": "the NodeClaim's age and Launched / Registered / Initialized conditions (kubectl get nodeclaim -o wide)",
+    "scheduling.gated": "the pod's spec.schedulingGates, the job's suspend flag and its Kueue Workload conditions",
 }
 
 

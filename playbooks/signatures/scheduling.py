@@ -58,8 +58,14 @@ def taint_verdict(key: str, *, scheduler: str) -> Verdict:
     return Verdict()
 
 
+# Accelerators other than nvidia.com/gpu: the same shortage as insufficient_gpu, another vendor's device.
+_ACCELERATORS = ("aws.amazon.com/neuron", "aws.amazon.com/neuroncore", "aws.amazon.com/neurondevice", "amd.com/gpu", "habana.ai/gaudi")
+
+
 def _insufficient(fields: dict[str, str], text: str) -> Verdict | None:
-    resource = fields.get("resource", "")
+    # plugins/noderesources/fit.go: "Insufficient <resource>" for every resource, "Too many pods" for pods.
+    resource = fields.pop("resource2", None) or fields.get("resource", "")
+    fields["resource"] = resource
     if resource == "vpc.amazonaws.com/efa":
         return Verdict(
             code="efa.resource_unavailable",
@@ -67,9 +73,18 @@ def _insufficient(fields: dict[str, str], text: str) -> Verdict | None:
             confidence="medium",
             title="kube-scheduler: {nodes} node(s) offer no free vpc.amazonaws.com/efa",
         )
-    if resource != "nvidia.com/gpu":
-        return None  # cpu / memory / pods: ordinary capacity, no finding of ours
-    return Verdict()
+    if resource == "nvidia.com/gpu" or resource in _ACCELERATORS:
+        return Verdict(title="kube-scheduler: {nodes} of {total} node(s) have no free {resource}")
+    # cpu, memory, pods, ephemeral-storage, hugepages-*, other extended resources: not a GPU shortage.
+    # Existing nodes being full is ordinary on an autoscaled cluster; what decides is whether a new node
+    # can hold the pod, which is karpenter.no_instance_type's question. Warning / low: it is evidence
+    # of record (never silent), but Karpenter's own message about the same pod outranks it.
+    return Verdict(
+        code="karpenter.no_instance_type",
+        severity="warning",
+        confidence="low",
+        title="kube-scheduler: {nodes} of {total} node(s) lack free {resource} for the pod's requests",
+    )
 
 
 def _scheduler_taint(fields: dict[str, str], text: str) -> Verdict | None:
@@ -88,6 +103,17 @@ def _scheduler_taint(fields: dict[str, str], text: str) -> Verdict | None:
     return Verdict(verdict.code, verdict.severity, verdict.confidence, verdict.title, extra)
 
 
+def _topology_spread(fields: dict[str, str], text: str) -> Verdict:
+    # plugins/podtopologyspread/filtering.go: "... (missing required label)" when a node lacks the
+    # constraint's topologyKey; such nodes never count as a domain.
+    if "missing required label" in text:
+        return Verdict(
+            fields={"missing_label": "true"},
+            title="kube-scheduler: {nodes} node(s) lack the topology spread constraint's topologyKey label",
+        )
+    return Verdict()
+
+
 def _anti_affinity(fields: dict[str, str], text: str) -> Verdict | None:
     if "anti-affinity" in text:
         return Verdict(severity="warning", title="kube-scheduler: {nodes} node(s) didn't match pod anti-affinity rules")
@@ -102,10 +128,10 @@ REASONS: tuple[Rule, ...] = (
         severity="error",
         confidence="medium",
         title="kube-scheduler: {nodes} of {total} node(s) have no free nvidia.com/gpu",
-        keywords=("Insufficient ",),
-        pattern=re.compile(r"Insufficient (?P<resource>\S+)"),
+        keywords=("Insufficient ", "Too many pods"),
+        pattern=re.compile(r"Insufficient (?P<resource>\S+)|Too many (?P<resource2>pods)"),
         refine=_insufficient,
-        fields_doc="nodes, total, reason, resource",
+        fields_doc="nodes, total, reason, resource (cpu, memory, pods ... give karpenter.no_instance_type)",
         example="0/5 nodes are available: 1 Insufficient nvidia.com/gpu, 4 node(s) didn't match Pod's node affinity/selector.",
     ),
     Rule(
@@ -125,7 +151,9 @@ REASONS: tuple[Rule, ...] = (
         severity="warning",
         confidence="low",
         title="kube-scheduler: {nodes} of {total} node(s) didn't match the pod's node affinity/selector",
-        keywords=("node affinity/selector", "didn't match node selector", "MatchNodeSelector"),
+        # plugins/nodeaffinity (1.22+ "didn't match Pod's node affinity/selector", older "didn't match
+        # node selector"), plugins/nodename "didn't match the requested node name" (spec.nodeName).
+        keywords=("node affinity/selector", "didn't match node selector", "MatchNodeSelector", "didn't match the requested node name"),
         fields_doc="nodes, total, reason",
         example="0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector.",
     ),
@@ -146,7 +174,13 @@ REASONS: tuple[Rule, ...] = (
         severity="error",
         confidence="high",
         title="kube-scheduler: {nodes} node(s) conflict with the PersistentVolume's zone (node affinity)",
-        keywords=("volume node affinity conflict", "PersistentVolume's node affinity", "VolumeZoneConflict"),
+        # plugins/volumebinding "had volume node affinity conflict" (newer "didn't match PersistentVolume's
+        # node affinity"), "didn't find available persistent volumes to bind"; plugins/volumezone
+        # "had no available volume zone".
+        keywords=(
+            "volume node affinity conflict", "PersistentVolume's node affinity", "VolumeZoneConflict",
+            "available persistent volumes to bind", "no available volume zone",
+        ),
         fields_doc="nodes, total, reason",
         example="0/3 nodes are available: 3 node(s) had volume node affinity conflict.",
     ),
@@ -157,8 +191,51 @@ REASONS: tuple[Rule, ...] = (
         confidence="medium",
         title="kube-scheduler: {nodes} node(s) didn't match pod topology spread constraints",
         keywords=("topology spread constraints",),
-        fields_doc="nodes, total, reason",
+        refine=_topology_spread,
+        fields_doc="nodes, total, reason, missing_label",
         example="0/6 nodes are available: 6 node(s) didn't match pod topology spread constraints.",
+    ),
+    Rule(
+        # plugins/nodeports: a hostPort admits one such pod per node, an implicit anti-affinity on the
+        # hostname: hence the pod-affinity code.
+        name="scheduler.host_ports",
+        code="scheduling.pod_affinity_unsatisfiable",
+        severity="warning",
+        confidence="medium",
+        title="kube-scheduler: {nodes} node(s) already use the pod's hostPort",
+        keywords=("free ports for the requested pod ports", "PodFitsHostPorts"),
+        fields_doc="nodes, total, reason",
+        example="0/3 nodes are available: 3 node(s) didn't have free ports for the requested pod ports.",
+    ),
+    Rule(
+        # plugins/nodeunschedulable: cordoned nodes (spec.unschedulable, taint node.kubernetes.io/unschedulable).
+        name="scheduler.unschedulable",
+        code="scheduling.node_lifecycle_taint",
+        severity="warning",
+        confidence="medium",
+        title="kube-scheduler: {nodes} node(s) are cordoned (unschedulable)",
+        keywords=("were unschedulable",),
+        refine=lambda f, t: Verdict(fields={"key": "node.kubernetes.io/unschedulable"}),
+        fields_doc="nodes, total, reason, key",
+        example="0/4 nodes are available: 1 node(s) were unschedulable, 3 node(s) didn't match Pod's node affinity/selector.",
+    ),
+)
+
+# Line rules: scheduler messages without a "<count> node(s)" item.
+LINE_RULES: tuple[Rule, ...] = (
+    Rule(
+        # plugins/volumebinding: "pod has unbound immediate PersistentVolumeClaims" (no node count; older
+        # releases append "(repeated N times)"). Not a zone conflict yet: the claim is not bound at all
+        # (no matching PV, a failing provisioner or StorageClass); the volume code is the nearest.
+        name="scheduler.unbound_pvc",
+        code="scheduling.volume_zone_conflict",
+        severity="warning",
+        confidence="low",
+        title="kube-scheduler: the pod's PersistentVolumeClaim is not bound (Immediate binding)",
+        keywords=("unbound immediate PersistentVolumeClaims",),
+        refine=lambda f, t: Verdict(fields={"problem": "unbound immediate PersistentVolumeClaims"}),
+        fields_doc="problem",
+        example="0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.",
     ),
 )
 

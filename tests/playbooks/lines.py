@@ -85,7 +85,32 @@ LINES: list[tuple[str, str, dict[str, str]]] = [
         "0/6 nodes are available: 6 node(s) didn't match pod topology spread constraints.",
         {"nodes": "6"},
     ),
+    (
+        "scheduling.gated",
+        "  PodScheduled   False  SchedulingGated  Scheduling is blocked due to non-empty scheduling gates",
+        {"hold": "gates"},
+    ),
+    (
+        "scheduling.gated",
+        "    Message:               couldn't assign flavors to pod set worker: insufficient unused quota for nvidia.com/gpu in flavor p5-reserved, 8 more needed",
+        {"hold": "kueue", "podset": "worker", "resource": "nvidia.com/gpu", "flavor": "p5-reserved"},
+    ),
+    (
+        "scheduling.gated",
+        '{"type":"Suspended","status":"True","reason":"PyTorchJobSuspended","message":"PyTorchJob default/llama-3-8b is suspended.","lastTransitionTime":"2026-01-01T12:00:00Z"}',
+        {"hold": "suspended", "kind": "PyTorchJob", "job": "default/llama-3-8b"},
+    ),
     # karpenter.*
+    (
+        "karpenter.provisioning",
+        "  Normal   Nominated  11m  karpenter  Pod should schedule on: nodeclaim/gpu-v278f",
+        {"nodeclaim": "gpu-v278f"},
+    ),
+    (
+        "karpenter.provisioning",
+        "Launched  Unknown  AwaitingReconciliation  object is awaiting reconciliation",
+        {"condition": "Launched", "reason": "AwaitingReconciliation"},
+    ),
     ("karpenter.no_instance_type", KARPENTER_JSON_ERROR, {"nodepool": "gpu", "pod": "default/llama-3-8b-node-0-0"}),
     (
         "karpenter.no_instance_type",

@@ -1,0 +1,122 @@
+"""Karpenter disruption: nodes it removes (consolidation, drift, expiry, spot) and what blocks it.
+
+Sources: kubernetes-sigs/karpenter pkg/controllers/disruption/events/events.go (``Disrupting Node:
+<Reason>``, ``DisruptionBlocked``), pkg/controllers/state/statenode.go (what blocks a node), the
+node termination events (``Evicted pod[: <reason>]``), aws/karpenter-provider-aws interruption
+controller (``SpotInterrupted``).
+
+``DisruptionBlocked`` over the versions (the event reason is the same; the message changed):
+
+- v0.32-v1.1: ``Cannot disrupt Node|NodeClaim: pod "<ns>/<n>" has "karpenter.sh/do-not-disrupt"
+  annotation`` and ``... pdb "<ns>/<n>" prevents pod evictions``;
+- v1.2-v1.4: the same sentence capitalised, without the prefix: ``Pod "<ns>/<n>" has ...``,
+  ``Pdb "<ns>/<n>" prevents pod evictions``;
+- v1.5+: structured: ``Pod has "karpenter.sh/do-not-disrupt" annotation (Pod=<ns>/<n>)``,
+  ``Pdb prevents pod evictions (PodDisruptionBudget=[<ns>/<n>])``, ``Eviction does not support
+  multiple PDBs (PodDisruptionBudget(s)=[...])``;
+- all v1: ``No allowed disruptions due to blocking budget`` (NodePool event) and ``No allowed
+  disruptions for disruption reason <R> due to blocking budget``; node-level ``Disruption is blocked
+  through the "karpenter.sh/do-not-disrupt" annotation``, ``Node is nominated for a pending pod``.
+"""
+from __future__ import annotations
+
+import re
+
+from playbooks.signatures.model import Rule, Verdict
+
+
+def _disruption(fields: dict[str, str], text: str) -> Verdict:
+    reason = fields.pop("reason2", None) or fields.get("reason") or fields.get("method") or "unknown"
+    return Verdict(fields={"reason": reason[:1].upper() + reason[1:]})
+
+
+def _blocked(fields: dict[str, str], text: str) -> Verdict:
+    pod = fields.pop("pod2", None) or fields.pop("pod3", None)
+    if pod:
+        fields["pod"] = pod
+    pdb = fields.pop("pdb2", None) or fields.get("pdb")
+    if pdb:
+        fields["pdb"] = pdb.strip("[]")
+    if "do-not-disrupt" in text:
+        kind, title = "do-not-disrupt", "Karpenter disruption is blocked by karpenter.sh/do-not-disrupt[ on pod {pod}]"
+    elif "prevents pod evictions" in text or "multiple PDBs" in text:
+        kind, title = "pdb", "Karpenter disruption is blocked by a PodDisruptionBudget[ ({pdb})]"
+    elif "blocking budget" in text:
+        kind, title = "budget", "Karpenter disruption is blocked by the NodePool's disruption budget[ for {budget_reason}]"
+    elif "nominated for a pending pod" in text:
+        kind, title = "nominated", "Karpenter keeps the node: it is nominated for a pending pod"
+    else:
+        kind, title = "other", "Karpenter disruption is blocked (node not a candidate)"
+    return Verdict(title=title, fields={"blocker_kind": kind, "blocker": fields.get("blocker") or kind})
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        # events.go: "Disrupting Node: <Reason>" / "Disrupting NodeClaim: <Reason>" (v0.32+); the v1 log
+        # "disrupting node(s)" with command=<Reason>/<id>; v0.x "deprovisioning via <method>".
+        name="karpenter.disrupting",
+        code="karpenter.disruption",
+        severity="warning",
+        confidence="high",
+        title="Karpenter is disrupting a node ({reason})",
+        keywords=("Disrupting Node", "disrupting node(s)", "disrupting via", "deprovisioning via"),
+        extract=(
+            re.compile(r"Disrupting Node(?:Claim)?: (?P<reason>\w+)"),
+            re.compile(r"reason=(?P<reason>\w+)"),
+            re.compile(r"command=(?P<reason2>[A-Za-z]+)/"),
+            re.compile(r"(?:disrupting|deprovisioning) via (?P<method>[a-z]+(?: [a-z]+)?)"),
+            re.compile(r"(?P<node>ip-[0-9-]+\.[a-z0-9.-]+|i-[0-9a-f]{8,17})"),
+        ),
+        refine=_disruption,
+        fields_doc="reason (Underutilized|Empty|Drifted|Expired|...), method (older logs), node",
+        example="Normal  DisruptionTerminating  2m  karpenter  Disrupting Node: Underutilized",
+    ),
+    Rule(
+        name="karpenter.spot_interruption",
+        code="karpenter.disruption",
+        severity="warning",
+        confidence="high",
+        title="Spot interruption: EC2 is reclaiming the node",
+        keywords=("SpotInterrupted", "Spot interruption warning", "spot interruption"),
+        refine=lambda f, t: Verdict(fields={"reason": "SpotInterrupted"}),
+        fields_doc="reason (SpotInterrupted)",
+        example="Warning  SpotInterrupted  1m  karpenter  Spot interruption warning was triggered",
+    ),
+    Rule(
+        # termination events: "Evicted pod" (v0.32-v1.1), "Evicted pod: <reason>" (v1.2+, also used by
+        # generic drain tools, hence only with Karpenter's taint in the same line).
+        name="karpenter.evicted",
+        code="karpenter.disruption",
+        severity="warning",
+        confidence="medium",
+        title="Karpenter evicted a pod while draining a node",
+        keywords=("Evicted pod", "tainted node"),
+        unless=("Evicted pod:",),
+        refine=lambda f, t: Verdict(fields={"reason": "Eviction"}) if ("Evicted pod" in t or "karpenter.sh/disrupted" in t) else None,
+        fields_doc="reason (Eviction)",
+        example="Normal  Evicted  40s  karpenter  Evicted pod",
+    ),
+    Rule(
+        # DisruptionBlocked in every spelling (module doc). Protection working as intended: info.
+        name="karpenter.blocked",
+        code="karpenter.disruption",
+        severity="info",
+        confidence="high",
+        title="Karpenter disruption is blocked (do-not-disrupt or budget)",
+        keywords=(
+            "Cannot disrupt", "DisruptionBlocked", "No allowed disruptions", 'has "karpenter.sh/do-not-disrupt" annotation',
+            "prevents pod evictions", "Disruption is blocked through", "does not support multiple PDBs",
+        ),
+        extract=(
+            re.compile(r"(?:Cannot disrupt \w+: |DisruptionBlocked\s+\S+\s+\S+\s+)(?P<blocker>.{1,300})$"),
+            re.compile(r'[Pp]od \\?"(?P<pod2>[^"\\]{1,300})\\?" has'),
+            re.compile(r"\(Pod=(?P<pod3>[^\s,;()]{1,300})\)"),
+            re.compile(r'[Pp]db \\?"(?P<pdb>[^"\\]{1,300})\\?" prevents'),
+            re.compile(r"PodDisruptionBudget(?:\(s\))?=(?P<pdb2>\[[^\]]{1,300}\]|[^\s,;()]{1,300})"),
+            re.compile(r"for disruption reason (?P<budget_reason>\w+) due to"),
+        ),
+        refine=_blocked,
+        fields_doc="blocker, blocker_kind (do-not-disrupt|pdb|budget|nominated|other), pod, pdb, budget_reason",
+        example='Normal  DisruptionBlocked  36s  karpenter  Cannot disrupt Node: pod "default/llama-3-8b-node-0-0" has "karpenter.sh/do-not-disrupt" annotation',
+    ),
+)

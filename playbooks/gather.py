@@ -17,7 +17,8 @@ from playbooks.requirements import is_auto_mode
 
 T = TypeVar("T")
 
-_NOMINATED = re.compile(r"nodeclaim/(?P<name>[a-z0-9][-a-z0-9.]*)")
+# "Pod should schedule on: nodeclaim/<n>" (v1beta1 and later); "machine/<n>" before v0.32 (v1alpha5).
+_NOMINATED = re.compile(r"(?:nodeclaim|machine)/(?P<name>[a-z0-9][-a-z0-9.]*)")
 KUBEFLOW_JOB_LABEL = "training.kubeflow.org/job-name"
 BATCH_JOB_LABELS = ("batch.kubernetes.io/job-name", "job-name")
 DEVICE_PLUGIN_SELECTOR = "app.kubernetes.io/name=nvidia-device-plugin"
@@ -359,7 +360,8 @@ def _gather_karpenter(facts: Facts, *, gateway: Gateway) -> None:
         # client-go leader election: the identity is "<hostname>_<uuid>", and a pod's hostname is its name.
         info.leader = holder.rsplit("_", 1)[0] if "_" in holder else (holder or None)
         if info.leader is None and len(pods) > 1:
-            facts.gaps.append(f"The Karpenter leader-election Lease in {ns} names no holder: read the log of "
+            what = "names no holder" if lease is not None else "was not found"
+            facts.gaps.append(f"The Karpenter leader-election Lease in {ns} {what}: read the log of "
                               f"{ns}/{fallback}, which may not be the leader.")
     name = info.leader or fallback
     chosen = next((p for p in pods if p["metadata"]["name"] == name), None)

@@ -128,6 +128,26 @@ LINES: list[tuple[str, str, dict[str, str]]] = [
         {"nodepool": "gpu"},
     ),
     (
+        "karpenter.nodepool_limit_reached",
+        '2023-03-01T10:00:00.000Z\tERROR\tcontroller.provisioner\tlaunching machine, cpu resource usage of 128 exceeds limit of 64 for provisioner "default"',
+        {"resource": "cpu", "nodepool": "default"},
+    ),
+    (
+        "karpenter.nodepool_limit_reached",
+        "Failed to schedule pod, node limits have been exhausted for nodepool (NodePool=gpu)",
+        {"resource": "nodes", "nodepool": "gpu"},
+    ),
+    (
+        "karpenter.node_registration_failed",
+        'Initialized  Unknown  StartupTaintsExist  StartupTaint "nvidia.com/gpu-driver-not-ready:NoSchedule" still exists',
+        {"reason": "StartupTaintsExist", "taint": "nvidia.com/gpu-driver-not-ready:NoSchedule"},
+    ),
+    (
+        "karpenter.offering_unavailable_in_zone",
+        'Failed to schedule pod, no instance type has the required offering, requirements=karpenter.sh/capacity-type In [spot], karpenter.sh/nodepool In [spot-gpu], topology.kubernetes.io/zone In [us-west-2a], resources={"nvidia.com/gpu":"8"}',
+        {"nodepool": "spot-gpu", "capacity_type": "spot", "zones": "us-west-2a"},
+    ),
+    (
         "karpenter.insufficient_capacity",
         "  Warning  InsufficientCapacityError  40s  karpenter  NodeClaim gpu-x8k2p event: creating instance, insufficient capacity, with fleet error(s), InsufficientInstanceCapacity: We currently do not have sufficient p5.48xlarge capacity in the Availability Zone you requested (us-east-2a). Our system will be working on provisioning additional capacity.",
         {"instance_type": "p5.48xlarge", "zone": "us-east-2a", "error_code": "InsufficientInstanceCapacity"},

@@ -158,6 +158,12 @@ MESSAGES: list[tuple[str, str, str, str, dict[str, str]]] = [
     ("v1.5-v1.14", f"{KS} pkg/controllers/state/statenode.go",
      'Normal  DisruptionBlocked  36s  karpenter  Pod has "karpenter.sh/do-not-disrupt" annotation (Pod=ml/llama-0)',
      "karpenter.disruption", {"blocker_kind": "do-not-disrupt", "pod": "ml/llama-0"}),
+    ("v0.32-v1.1", f"{KS} pkg/controllers/state/statenode.go",
+     'Normal  DisruptionBlocked  2m  karpenter  Cannot disrupt Node: pdb "ml/trainer-pdb" prevents pod evictions',
+     "karpenter.disruption", {"blocker_kind": "pdb", "pdb": "ml/trainer-pdb"}),
+    ("v1.2-v1.4", f"{KS} pkg/controllers/state/statenode.go",
+     'Normal  DisruptionBlocked  2m  karpenter  Pdb "ml/trainer-pdb" prevents pod evictions',
+     "karpenter.disruption", {"blocker_kind": "pdb", "pdb": "ml/trainer-pdb"}),
     ("v1.5-v1.14", f"{KS} pkg/controllers/state/statenode.go",
      "Normal  DisruptionBlocked  2m  karpenter  Pdb prevents pod evictions (PodDisruptionBudget=[ml/trainer-pdb])",
      "karpenter.disruption", {"blocker_kind": "pdb", "pdb": "ml/trainer-pdb"}),
@@ -277,3 +283,15 @@ def test_healthy_conditions_give_nothing(line: str) -> None:
 def test_a_node_on_its_way_is_info_only() -> None:
     (signal,) = scan_line("Normal  Nominated  11m  karpenter  Pod should schedule on: nodeclaim/gpu-v278f", source="x")
     assert (signal.code, signal.severity) == ("karpenter.provisioning", "info")
+
+
+def test_held_pods_are_explained_not_silenced() -> None:
+    from playbooks.explain import explain_text
+
+    diagnosis = explain_text(
+        "Message: couldn't assign flavors to pod set worker: insufficient unused quota for nvidia.com/gpu in flavor a100, 8 more needed"
+    )
+    (finding,) = diagnosis.findings
+    assert finding.code == "scheduling.gated"
+    assert "nvidia.com/gpu" in finding.detail and "a100" in finding.detail
+    assert "Kueue" in finding.detail

@@ -300,7 +300,9 @@ def _relevant_nodepools(facts: Facts) -> list[dict]:
     """NodePools the target's pods run on or explicitly ask for."""
     names = set()
     for pod in facts.pods:
-        selector = ((pod.pod.get("spec") or {}).get("nodeSelector") or {}).get("karpenter.sh/nodepool")
+        node_selector = (pod.pod.get("spec") or {}).get("nodeSelector") or {}
+        # Pods of the v1alpha5 era select their Provisioner (read as the NodePool of the same name).
+        selector = node_selector.get("karpenter.sh/nodepool") or node_selector.get(versions.PROVISIONER_LABEL)
         if selector:
             names.add(selector)
         node = facts.node_of(pod)

@@ -117,6 +117,11 @@ def nodepool_from_provisioner(obj: dict) -> dict:
     """
     src = obj.get("spec") or {}
     tmeta = {k: copy.deepcopy(src[k]) for k in ("labels", "annotations") if src.get(k)}
+    # kubernetes-sigs/karpenter pkg/apis/v1alpha5/labels.go: every node a Provisioner launches carries
+    # karpenter.sh/provisioner-name=<name> (as v1 nodes carry karpenter.sh/nodepool), so pods of that era
+    # select it; the converted template states it so that such a selector matches.
+    name = (obj.get("metadata") or {}).get("name", "")
+    tmeta["labels"] = {**(tmeta.get("labels") or {}), PROVISIONER_LABEL: name}
     tspec: dict = {k: copy.deepcopy(src[k]) for k in ("taints", "startupTaints", "requirements") if src.get(k)}
     tspec.setdefault("requirements", [])
     if src.get("providerRef"):

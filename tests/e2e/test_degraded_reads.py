@@ -26,8 +26,8 @@ def replay(monkeypatch):
         monkeypatch.setenv(key, value)
     handles = []
 
-    def start(name: str):
-        ctx = start_sim(scenarios=[name], directory=SCENARIO_DIR)
+    def start(name: str, *, directory=SCENARIO_DIR):
+        ctx = start_sim(scenarios=[name], directory=directory)
         sim = ctx.__enter__()
         handles.append(ctx)
         return sim, next(i for i in sim.scenarios if i.name == name)
@@ -107,6 +107,76 @@ def test_leader_log_in_kube_system(replay):
 
     diagnosis = _diagnose(sim, info)
     assert diagnosis.findings[0].code == info.first_finding
+
+
+V1ALPHA5 = """# Karpenter v0.31: karpenter.sh served only at v1alpha5 (Provisioner, Machine), AWSNodeTemplate at v1alpha1.
+name: field-v1alpha5-provisioner
+source: https://github.com/aws/karpenter-provider-aws/blob/v0.31.4/pkg/apis/v1alpha1/awsnodetemplate.go
+description: Karpenter v0.31 (karpenter.sh/v1alpha5 only), pod pending on Provisioner gpu
+base: karpenter
+karpenter: {version: 0.31.4, namespace: karpenter}
+region: us-west-2
+target: pod/old-trainer-0
+namespace: legacy-train
+expect: {first_finding: karpenter.provisioning}
+api:
+  serve: {karpenter.sh: v1alpha5, karpenter.k8s.aws: v1alpha1}
+objects:
+- apiVersion: karpenter.k8s.aws/v1alpha1
+  kind: AWSNodeTemplate
+  metadata: {name: gpu-template}
+  spec:
+    subnetSelector: {karpenter.sh/discovery: legacy}
+    securityGroupSelector: {karpenter.sh/discovery: legacy}
+    amiFamily: AL2
+- apiVersion: karpenter.sh/v1alpha5
+  kind: Provisioner
+  metadata: {name: gpu}
+  spec:
+    providerRef: {name: gpu-template}
+    requirements:
+    - {key: karpenter.k8s.aws/instance-family, operator: In, values: [g5]}
+    limits:
+      resources: {nvidia.com/gpu: "4"}
+    ttlSecondsAfterEmpty: 30
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    name: old-trainer-0
+    namespace: legacy-train
+    creationTimestamp: -10m
+  spec:
+    nodeSelector: {karpenter.sh/provisioner-name: gpu}
+    containers:
+    - name: main
+      image: busybox
+      resources:
+        limits: {nvidia.com/gpu: "1"}
+  status:
+    phase: Pending
+    conditions:
+    - {type: PodScheduled, status: "False", reason: Unschedulable, lastTransitionTime: -9m}
+"""
+
+
+def test_cluster_serving_only_v1alpha5(replay, tmp_path):
+    (tmp_path / "field-v1alpha5-provisioner.yaml").write_text(V1ALPHA5)
+    sim, info = replay("field-v1alpha5-provisioner", directory=tmp_path)
+    facts = _facts(sim, info)
+    assert facts.api_versions == {"karpenter.sh": "v1alpha5", "karpenter.k8s.aws": "v1alpha1"}
+    assert any(g.startswith("Provisioners and Machines read at karpenter.sh/v1alpha5 (Karpenter before v0.32)")
+               for g in facts.gaps), facts.gaps
+    pool = facts.nodepools["gpu"]
+    assert pool["kind"] == "NodePool" and pool["spec"]["limits"] == {"nvidia.com/gpu": "4"}
+    assert pool["spec"]["template"]["metadata"]["labels"]["karpenter.sh/provisioner-name"] == "gpu"
+    # The pod selects its Provisioner by name: its AWSNodeTemplate is read as the NodeClass.
+    nodeclass = facts.nodeclasses["karpenter.k8s.aws/gpu-template"]
+    assert nodeclass["spec"]["subnetSelectorTerms"] == [{"tags": {"karpenter.sh/discovery": "legacy"}}]
+    assert not facts.unread
+
+    diagnosis = _diagnose(sim, info)
+    assert "does not exist" not in _words(diagnosis)
+    assert "provisioner-name, which no node" not in _words(diagnosis)
 
 
 def _karpenter_pods(sim) -> list[dict]:

@@ -62,7 +62,7 @@ def test_provisioner_becomes_a_nodepool_of_the_same_name():
     np = versions.nodepool_from_provisioner(provisioner)
     assert np["kind"] == "NodePool" and np["metadata"]["name"] == "gpu"
     tspec = np["spec"]["template"]["spec"]
-    assert np["spec"]["template"]["metadata"] == {"labels": {"team": "ml"}}
+    assert np["spec"]["template"]["metadata"] == {"labels": {"team": "ml", "karpenter.sh/provisioner-name": "gpu"}}
     assert tspec["taints"] == [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]
     assert tspec["requirements"] == [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]}]
     assert tspec["nodeClassRef"] == {"group": "karpenter.k8s.aws", "kind": "AWSNodeTemplate", "name": "gpu-template"}

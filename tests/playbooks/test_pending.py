@@ -236,3 +236,24 @@ def test_embedded_catalogue_decides_only_for_accelerated_pods():
     p5_pod = _pod(selector={"node.kubernetes.io/instance-type": "p6-b200.48xlarge"})
     found = _run(_facts(p5_pod, _nodepool(), types=G5, ec2=Ec2Facts(source="embedded catalogue")))
     assert found and found[0].confidence == "medium"
+
+
+def _schema_errors(fix, live: dict) -> list[str]:
+    from playbooks.validation import validate_patch
+
+    return [e for doc in yaml.safe_load_all(fix.snippet) if isinstance(doc, dict) for e in validate_patch(live, doc)]
+
+
+def test_nodepool_fixes_validate_against_the_nodepool_crd():
+    np = _nodepool(requirements=[{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]}],
+                   limits={"cpu": "200"}, used={"cpu": "196"})
+    ec2 = Ec2Facts(offerings={t: {"us-east-1a": frozenset({"on-demand"})} for t in G5})
+    spot = _run(_facts(_pod(), np, types=G5, ec2=ec2))
+    assert spot and spot[0].code == "karpenter.offering_unavailable_in_zone"
+    assert _schema_errors(spot[0].fix, np) == []
+    np = _nodepool(requirements=[{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["g5", "g6"],
+                                  "minValues": 2}])
+    assert _schema_errors(_run(_facts(_pod(), np, types=G5))[0].fix, np) == []
+    np = _nodepool(limits={"cpu": "200", "memory": "100Gi"}, used={"cpu": "196", "memory": "90Gi"})
+    limit = _run(_facts(_pod(), np, types=G5))
+    assert limit[0].code == "karpenter.nodepool_limit_reached" and _schema_errors(limit[0].fix, np) == []

@@ -69,6 +69,7 @@ def _scan(facts: Facts):
         for event in events:
             for sig in scan_line(event.get("message", ""), source=event_source(f"node/{node}", event)):
                 yield Located(sig, "node-event", node=node)
+    yield from _conditions(facts)
     if facts.karpenter_log:
         for sig in scan_lines(facts.karpenter_log, source=facts.karpenter_source):
             yield Located(sig, "karpenter")
@@ -76,3 +77,44 @@ def _scan(facts: Facts):
         for ref, text in entries:
             for sig in scan_lines(text.splitlines(), source=f"log {ref}"):
                 yield Located(sig, "device-plugin", node=node)
+
+
+# kubernetes-sigs/karpenter pkg/apis/v1/nodeclaim_status.go and nodepool_status.go: NodeClaims carry
+# Launched / Registered / Initialized, NodePools ValidationSucceeded / NodeClassReady and (v1.4+)
+# NodeRegistrationHealthy. They are read as `kubectl describe` prints them: "Type  Status  Reason  Message".
+def _conditions(facts: Facts):
+    for name, claim in sorted(facts.nodeclaims.items()):
+        for line, source in _condition_lines(claim, f"nodeclaim/{name}"):
+            for sig in scan_line(line, source=source):
+                yield Located(sig, "nodeclaim")
+    for name in sorted(_nodepools_in_play(facts)):
+        for line, source in _condition_lines(facts.nodepools[name], f"nodepool/{name}"):
+            for sig in scan_line(line, source=source):
+                yield Located(sig, "nodepool")
+
+
+def _condition_lines(obj: dict, ref: str):
+    for cond in (obj.get("status") or {}).get("conditions") or []:
+        status, reason, message = str(cond.get("status", "")), cond.get("reason") or "", cond.get("message") or ""
+        if status == "True" or not (reason or message) or cond.get("type") == "Ready":
+            continue  # Ready only repeats the others ("UnhealthyDependents")
+        yield (f"{cond.get('type', '')}  {status}  {reason}  {message}".strip(),
+               f"{ref} status.conditions[{cond.get('type', '')}]")
+
+
+def _nodepools_in_play(facts: Facts) -> set[str]:
+    """NodePools this diagnosis is about: selected by a pending pod, meant for it, launching its
+    NodeClaims, or owning its nodes; not every NodePool of the cluster."""
+    names: set[str] = set()
+    for pod in facts.pending_pods():
+        selected = ((pod.pod.get("spec") or {}).get("nodeSelector") or {}).get("karpenter.sh/nodepool")
+        if selected:
+            names.add(selected)
+        names.update((facts.cache.get("pending_nodepools") or {}).get(pod.name, ()))
+    for claim in facts.nodeclaims.values():
+        label = ((claim.get("metadata") or {}).get("labels") or {}).get("karpenter.sh/nodepool")
+        if label:
+            names.add(label)
+    if facts.target.kind == "nodepool":
+        names.add(facts.target.name)
+    return names & set(facts.nodepools)

@@ -22,6 +22,8 @@ KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 # launched within 5 minutes, or registered within 15, is deleted and the pods are scheduled afresh.
 LAUNCH_TTL_S = 5 * 60
 REGISTRATION_TTL_S = 15 * 60
+# Initialized=Unknown reasons that do not clear by waiting (nodeclaim/lifecycle/initialization.go).
+STUCK_REASONS = ("ResourceNotRegistered",)
 _NOMINATED = re.compile(r"nodeclaim/(?P<claim>[a-z0-9][-a-z0-9.]*)(?:, node/(?P<node>[a-z0-9][-a-z0-9.]*))?")
 
 
@@ -137,8 +139,11 @@ def _provisioning(pod: PodFacts, event: dict, facts: Facts) -> Finding | None:
     kind = labels.get("node.kubernetes.io/instance-type") or ""
     age = _age_seconds((claim.get("metadata") or {}).get("creationTimestamp"))
     state, limit = _stage(conditions)
-    if state == "ready":
-        return None  # the node has joined: whatever still keeps the pod off it is the problem
+    if state in ("ready", "stuck"):
+        # joined, or stuck initializing (a resource never registered, no limit to end it): whatever
+        # keeps the pod off that node is the problem, not a node to wait for
+        return None
+    evidence += ev.events(pod, reasons=("FailedScheduling",), components=("default-scheduler",))[-1:]
     evidence.append(ev.field(f"nodeclaim/{name}", "status.conditions",
                              {t: f"{c.get('status')}{' ' + c['reason'] if c.get('reason') else ''}"
                               for t, c in conditions.items() if t in ("Launched", "Registered", "Initialized", "Ready")}))
@@ -170,6 +175,8 @@ def _stage(conditions: dict[str, dict]) -> tuple[str, int | None]:
     if not true("Registered"):
         return "launched, waiting for its node to register", REGISTRATION_TTL_S
     if not true("Initialized"):
+        if (conditions.get("Initialized") or {}).get("reason") in STUCK_REASONS:
+            return "stuck", None
         return "registered, initializing", None
     return "ready", None
 

@@ -194,3 +194,30 @@ def test_a_message_no_signature_knows_is_quoted_not_dropped():
     diagnosis = analyze(facts, registry=_registry("signals"))
     assert diagnosis.summary == f'No known problem matched, but karpenter says about bert-large-0: "{odd}"'
     assert any(odd in gap for gap in diagnosis.gaps)
+
+
+def test_a_nodeclaim_stuck_on_an_unregistered_resource_is_not_on_its_way():
+    facts = _facts(_pod(), [
+        _event("Nominated", "Pod should schedule on: nodeclaim/gpu-9xk2w, node/ip-10-9-1-7.ec2.internal",
+               component="karpenter", seconds_ago=600),
+    ])
+    claim = _claim("gpu-9xk2w", launched=True, registered=True, seconds_old=700)
+    claim["status"]["conditions"][2] = {"type": "Initialized", "status": "Unknown", "reason": "ResourceNotRegistered",
+                                        "message": 'Resource "nvidia.com/gpu" was requested but not registered'}
+    facts.nodeclaims["gpu-9xk2w"] = claim
+    diagnosis = analyze(facts, registry=_registry("waiting", "signals"))
+    assert diagnosis.findings[0].code == "karpenter.resource_not_registered"
+    assert diagnosis.findings[0].evidence[0].source == "nodeclaim/gpu-9xk2w status.conditions[Initialized]"
+    assert "karpenter.provisioning" not in [f.code for f in diagnosis.findings]
+
+
+def test_a_nodepool_whose_nodes_fail_to_register_is_reported():
+    facts = _facts(_pod(nodeSelector={"karpenter.sh/nodepool": "asr"}), [])
+    facts.nodepools["asr"] = {"metadata": {"name": "asr"}, "spec": {}, "status": {"conditions": [
+        {"type": "NodeRegistrationHealthy", "status": "False", "reason": "RegistrationFailed",
+         "message": "Failed to register node"}]}}
+    facts.nodepools["unrelated"] = {"metadata": {"name": "unrelated"}, "spec": {}, "status": {"conditions": [
+        {"type": "NodeClassReady", "status": "False", "reason": "NodeClassNotReady", "message": "subnets not found"}]}}
+    findings = analyze(facts, registry=_registry("signals")).findings
+    assert [f.code for f in findings] == ["karpenter.node_registration_failed"]
+    assert findings[0].evidence[0].source == "nodepool/asr status.conditions[NodeRegistrationHealthy]"

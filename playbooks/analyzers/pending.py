@@ -66,7 +66,8 @@ def _pending_pod(pod: PodFacts, facts: Facts) -> tuple[list[Finding], list[str]]
             evidence=[ev.field(pod.ref, "spec.nodeSelector", pod.pod["spec"]["nodeSelector"]), *quoted],
         )], []
     verdicts = [evaluate(pod, facts.nodepools[n], facts) for n in considered_nodepools(pod, facts) if n in facts.nodepools]
-    serving = [v.nodepool for v in verdicts if v.ok and v.verified]
+    # without the DaemonSets their overhead is unknown: a fit is then not sure enough to doubt the cluster's words
+    serving = [v.nodepool for v in verdicts if v.ok and v.verified] if "daemonsets" not in facts.unread else []
     if not verdicts or any(v.ok for v in verdicts):
         return [], serving  # some NodePool can launch a node for this pod: it is pending for another reason
     best = min(v.score for v in verdicts)

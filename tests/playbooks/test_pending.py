@@ -257,3 +257,9 @@ def test_nodepool_fixes_validate_against_the_nodepool_crd():
     np = _nodepool(limits={"cpu": "200", "memory": "100Gi"}, used={"cpu": "196", "memory": "90Gi"})
     limit = _run(_facts(_pod(), np, types=G5))
     assert limit[0].code == "karpenter.nodepool_limit_reached" and _schema_errors(limit[0].fix, np) == []
+
+
+def test_a_fit_without_the_daemonsets_is_not_claimed():
+    facts = _facts(_pod(), _nodepool(), types=G5)
+    facts.unread.add("daemonsets")
+    assert _run(facts) == [] and facts.cache["pending_ok"] == set()

@@ -48,10 +48,11 @@ class ReadRefused(ReadFailed, ClusterError):
         self.cluster = cluster
         self.status = status
         code = f"{status} " if status else ""
-        hint = ""
         if status in (401, 403):
-            hint = ": check the credentials and RBAC of the context gpubot uses (kubectl auth can-i get ...)"
-        self.args = (f"cluster {cluster} did not let gpubot read {read} ({code}{reason}: {detail}){hint}",)
+            self.args = (f"cluster {cluster} did not let gpubot read {read} ({code}{reason}: {detail}): check the "
+                         "credentials and RBAC of the context gpubot uses (kubectl auth can-i get ...)",)
+        else:
+            self.args = (f"cluster {cluster} could not answer a read of {read} ({code}{reason}: {detail})",)
 
 
 def connect(settings: Settings, *, context: str | None = None) -> "ClusterGateway":
@@ -214,7 +215,7 @@ class ClusterGateway:
         if version is None:
             served = self.served_versions(KARPENTER_GROUP) or []
             detail = (f"the cluster serves {KARPENTER_GROUP} only at {', '.join(served)}" if served
-                      else f"the cluster serves no {KARPENTER_GROUP} API (Karpenter CRDs are not installed)")
+                      else f"the cluster serves no {KARPENTER_GROUP} API")
             raise ReadRefused(self.name, read, status=404, reason="not installed", detail=detail)
         plural, convert = table[version]
         return version, plural, convert

@@ -178,3 +178,31 @@ def test_truncated_job_pods_are_reported_and_troubled_pods_come_first(sim, gw):
                    nodepool=None, gateway=gw, catalog=None, limits=Limits(max_pods=1))
     assert "Pods of job sweep: read 4 of at least 5; the pods not running were read first." in facts.gaps
     assert [p.name for p in facts.pods] == ["sweep-y"]
+
+
+def test_cluster_without_karpenter_crds(monkeypatch, cli):
+    for key, value in SIM_ENV.items():
+        monkeypatch.setenv(key, value)
+    with start_sim(scenarios=["seed-nodepool-excludes-instance-type"]) as bare:
+        # Serve the Karpenter groups at no version: discovery lists neither, and their paths answer 404.
+        bare.cluster.serve_only(group="karpenter.sh", version="none")
+        bare.cluster.serve_only(group="karpenter.k8s.aws", version="none")
+        gateway = connect(load_settings({"KUBECONFIG": str(bare.kubeconfig)}))
+        try:
+            info = _scenario(bare, "seed-nodepool-excludes-instance-type")
+            facts = _facts(gateway, info.target, info.namespace)
+        finally:
+            gateway.close()
+        assert facts.api_versions == {}
+        assert {"nodepools", "nodeclaims"} <= facts.unread
+        assert ("Karpenter CRDs are not installed: NodePools were not checked (the cluster serves no karpenter.sh "
+                "API).") in facts.gaps
+        diagnosis = analyze(facts, registry=default_registry())
+        text = " ".join([diagnosis.summary, *(f.title + " " + f.detail for f in diagnosis.findings)]).lower()
+        assert "does not exist" not in text
+
+        monkeypatch.setenv("KUBECONFIG", str(bare.kubeconfig))
+        result = cli("diagnose", "nodepool/gpu")
+        assert result.code == 3 and "Traceback" not in result.err
+        assert "could not answer a read of nodepools (404 not installed: the cluster serves no karpenter.sh API)" \
+            in result.err

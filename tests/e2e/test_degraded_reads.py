@@ -185,3 +185,17 @@ def _karpenter_pods(sim) -> list[dict]:
         return list(gw.karpenter_pods("kube-system"))
     finally:
         gw.close()
+
+
+def test_pending_pod_volumes_and_peers_are_read_by_name_and_selector(replay):
+    sim, info = replay("field-pvc-other-zone-g6e")
+    facts = _facts(sim, info)
+    pvc_key = next(k for k in facts.volumes if k.startswith(f"pvc/{info.namespace}/"))
+    bound = facts.volumes[pvc_key]["spec"]["volumeName"]
+    assert facts.volumes[f"pv/{bound}"]["spec"]["nodeAffinity"], "the PV's zone is what the model needs"
+    assert facts.daemonsets and all(d["kind"] == "DaemonSet" for d in facts.daemonsets)
+
+    sim, info = replay("field-topology-spread-mindomains-g5")
+    facts = _facts(sim, info)
+    assert list(facts.peer_pods) == ["search-rerank|app=reranker"]
+    assert all(p["metadata"]["labels"]["app"] == "reranker" for p in facts.peer_pods["search-rerank|app=reranker"])

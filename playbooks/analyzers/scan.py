@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from playbooks.analyzers.evidence import event_source
 from playbooks.facts import Facts, PodFacts
+from playbooks.karpenter.nodeclaim import within_limits
 from playbooks.signatures import Signal, scan_line, scan_lines
 
 
@@ -84,7 +85,9 @@ def _scan(facts: Facts):
 # NodeRegistrationHealthy. They are read as `kubectl describe` prints them: "Type  Status  Reason  Message".
 def _conditions(facts: Facts):
     for name, claim in sorted(facts.nodeclaims.items()):
-        for line, source in _condition_lines(claim, f"nodeclaim/{name}"):
+        # Launched / Registered Unknown inside Karpenter's limits is a launch in progress, not news
+        waiting = within_limits(claim)
+        for line, source in _condition_lines(claim, f"nodeclaim/{name}", skip_unknown=waiting):
             for sig in scan_line(line, source=source):
                 yield Located(sig, "nodeclaim")
     for name in sorted(_nodepools_in_play(facts)):
@@ -93,11 +96,13 @@ def _conditions(facts: Facts):
                 yield Located(sig, "nodepool")
 
 
-def _condition_lines(obj: dict, ref: str):
+def _condition_lines(obj: dict, ref: str, *, skip_unknown: bool = False):
     for cond in (obj.get("status") or {}).get("conditions") or []:
         status, reason, message = str(cond.get("status", "")), cond.get("reason") or "", cond.get("message") or ""
         if status == "True" or not (reason or message) or cond.get("type") == "Ready":
             continue  # Ready only repeats the others ("UnhealthyDependents")
+        if skip_unknown and status == "Unknown":
+            continue
         yield (f"{cond.get('type', '')}  {status}  {reason}  {message}".strip(),
                f"{ref} status.conditions[{cond.get('type', '')}]")
 

@@ -8,22 +8,16 @@ node fits" as the expected state rather than the problem.
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
 
 from playbooks.analyzers import evidence as ev
 from playbooks.analyzers.scan import component_of, time_of
 from playbooks.facts import Facts, PodFacts
+from playbooks.karpenter.nodeclaim import LAUNCH_TTL_S, REGISTRATION_TTL_S, age_seconds, conditions as claim_conditions, stage
 from playbooks.fixes import render_fix
 from playbooks.model import Evidence, Finding
 
 KUEUE_GATE = "kueue.x-k8s.io/admission"
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-# kubernetes-sigs/karpenter pkg/controllers/nodeclaim/lifecycle/liveness.go: a NodeClaim that has not
-# launched within 5 minutes, or registered within 15, is deleted and the pods are scheduled afresh.
-LAUNCH_TTL_S = 5 * 60
-REGISTRATION_TTL_S = 15 * 60
-# Initialized=Unknown reasons that do not clear by waiting (nodeclaim/lifecycle/initialization.go).
-STUCK_REASONS = ("ResourceNotRegistered",)
 _NOMINATED = re.compile(r"nodeclaim/(?P<claim>[a-z0-9][-a-z0-9.]*)(?:, node/(?P<node>[a-z0-9][-a-z0-9.]*))?")
 
 
@@ -134,11 +128,11 @@ def _provisioning(pod: PodFacts, event: dict, facts: Facts) -> Finding | None:
                    "got is not known: see the gaps below.",
             evidence=evidence, fix=render_fix("generic/karpenter.provisioning.sh.j2", nodeclaim=name),
         )
-    conditions = {c.get("type"): c for c in (claim.get("status") or {}).get("conditions") or []}
+    conditions = claim_conditions(claim)
     labels = (claim.get("metadata") or {}).get("labels") or {}
     kind = labels.get("node.kubernetes.io/instance-type") or ""
-    age = _age_seconds((claim.get("metadata") or {}).get("creationTimestamp"))
-    state, limit = _stage(conditions)
+    age = age_seconds(claim)
+    state, limit = stage(claim)
     if state in ("ready", "stuck"):
         # joined, or stuck initializing (a resource never registered, no limit to end it): whatever
         # keeps the pod off that node is the problem, not a node to wait for
@@ -163,32 +157,6 @@ def _provisioning(pod: PodFacts, event: dict, facts: Facts) -> Finding | None:
         title=f"A node is on its way for {pod.name}: {what} {state}{took}",
         detail=detail, evidence=evidence, fix=render_fix("generic/karpenter.provisioning.sh.j2", nodeclaim=name),
     )
-
-
-def _stage(conditions: dict[str, dict]) -> tuple[str, int | None]:
-    """Where the NodeClaim is, and how long Karpenter lets that stage take (None: no limit)."""
-    def true(kind: str) -> bool:
-        return str((conditions.get(kind) or {}).get("status")) == "True"
-
-    if not true("Launched"):
-        return "launching", LAUNCH_TTL_S
-    if not true("Registered"):
-        return "launched, waiting for its node to register", REGISTRATION_TTL_S
-    if not true("Initialized"):
-        if (conditions.get("Initialized") or {}).get("reason") in STUCK_REASONS:
-            return "stuck", None
-        return "registered, initializing", None
-    return "ready", None
-
-
-def _age_seconds(stamp: str | None) -> float | None:
-    if not stamp:
-        return None
-    try:
-        created = datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return max((datetime.now(timezone.utc) - created).total_seconds(), 0.0)
 
 
 def _duration(seconds: float) -> str:

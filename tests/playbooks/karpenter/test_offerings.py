@@ -55,3 +55,23 @@ def test_nodeclass_not_ready_names_the_failing_condition():
     assert (got.condition, got.message) == ("SubnetsReady", "SubnetSelector did not match any Subnets")
     assert off.not_ready({"status": {"conditions": [{"type": "Ready", "status": "Unknown"}]}}) is None
     assert off.not_ready(None) is None
+
+
+def test_reserved_is_in_play_only_where_asked_for_or_reservations_are_selected():
+    from playbooks.facts import Facts
+    from playbooks.gather_ec2 import _capacity_types_in_play
+    from playbooks.model import Target
+
+    def nodepool(name, requirements=(), nodeclass="default"):
+        return {"metadata": {"name": name}, "spec": {"template": {"spec": {
+            "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": nodeclass},
+            "requirements": list(requirements)}}}}
+
+    facts = Facts(target=Target(kind="pod", name="p", namespace="ml"), cluster="test")
+    facts.nodepools = {"any": nodepool("any"),
+                       "od": nodepool("od", [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]}]),
+                       "cb": nodepool("cb", nodeclass="blocks")}
+    facts.nodeclasses = {"karpenter.k8s.aws/blocks": {"spec": {"capacityReservationSelectorTerms": [{"id": "cr-1"}]}}}
+    assert _capacity_types_in_play(facts, ["any"]) == {"on-demand", "spot"}
+    assert _capacity_types_in_play(facts, ["od"]) == {"on-demand"}
+    assert _capacity_types_in_play(facts, ["cb"]) == {"on-demand", "spot", "reserved"}

@@ -90,10 +90,22 @@ def _conditions(facts: Facts):
         for line, source in _condition_lines(claim, f"nodeclaim/{name}", skip_unknown=waiting):
             for sig in scan_line(line, source=source):
                 yield Located(sig, "nodeclaim")
+    classes: set[str] = set()
     for name in sorted(_nodepools_in_play(facts)):
-        for line, source in _condition_lines(facts.nodepools[name], f"nodepool/{name}"):
+        nodepool = facts.nodepools[name]
+        for line, source in _condition_lines(nodepool, f"nodepool/{name}"):
             for sig in scan_line(line, source=source):
                 yield Located(sig, "nodepool")
+        ref = ((nodepool.get("spec") or {}).get("template") or {}).get("spec", {}).get("nodeClassRef") or {}
+        classes.add(f"{ref.get('group', '')}/{ref.get('name', '')}")
+    # aws/karpenter-provider-aws pkg/apis/v1/ec2nodeclass_status.go: AMIsReady, SubnetsReady,
+    # SecurityGroupsReady, InstanceProfileReady, ValidationSucceeded; a NodeClass not Ready makes its
+    # NodePools not Ready and Karpenter then ignores them without a word on the pod.
+    for key in sorted(classes & set(facts.nodeclasses)):
+        kind = "ec2nodeclass" if key.startswith("karpenter.k8s.aws/") else "nodeclass"
+        for line, source in _condition_lines(facts.nodeclasses[key], f"{kind}/{key.split('/', 1)[1]}"):
+            for sig in scan_line(line, source=source):
+                yield Located(sig, "nodeclass")
 
 
 def _condition_lines(obj: dict, ref: str, *, skip_unknown: bool = False):

@@ -8,6 +8,7 @@ to serve) and ``pending_ok_nodepools`` (pod -> those NodePools)."""
 from __future__ import annotations
 
 import copy
+import re
 
 from playbooks.analyzers import evidence as ev
 from playbooks.analyzers.fixes import owner_patch
@@ -69,7 +70,8 @@ def _pending_pod(pod: PodFacts, facts: Facts) -> tuple[list[Finding], list[str]]
     # without the DaemonSets their overhead is unknown: a fit is then not sure enough to doubt the cluster's words
     serving = [v.nodepool for v in verdicts if v.ok and v.verified] if "daemonsets" not in facts.unread else []
     if not verdicts or any(v.ok for v in verdicts):
-        return [], serving  # some NodePool can launch a node for this pod: it is pending for another reason
+        # some NodePool can launch a node for this pod, as far as the model can tell
+        return _offerings_unknown(pod, [v for v in verdicts if v.ok], facts=facts, quoted=quoted), serving
     best = min(v.score for v in verdicts)
     findings = []
     for verdict in (v for v in verdicts if v.score == best):
@@ -77,6 +79,32 @@ def _pending_pod(pod: PodFacts, facts: Facts) -> tuple[list[Finding], list[str]]
         for blocker in verdict.blockers:
             findings.append(_finding(pod, nodepool, blocker, verdict=verdict, facts=facts, quoted=quoted))
     return findings, []
+
+
+_OFFERING_WORDS = re.compile(r"required offering|had a required offering|no instance type which had enough resources and the required offering")
+
+
+def _offerings_unknown(pod: PodFacts, fitting: list[Verdict], *, facts: Facts, quoted: list[Evidence]) -> list[Finding]:
+    """Karpenter says no offering matched, the pod is pinned to zones, and zone offerings could not be read:
+    the cluster's words name the cause the model could not check, so say so at medium confidence."""
+    if not fitting or any(v.offerings_unknown is None for v in fitting):
+        return []
+    said = [e for e in quoted if _OFFERING_WORDS.search(e.text)]
+    if not said:
+        return []
+    unknown = fitting[0].offerings_unknown
+    zones, types = ", ".join(sorted(unknown["zones"])), _list(unknown["types"])
+    selector = (pod.pod.get("spec") or {}).get("nodeSelector") or {}
+    unpin = {k: None for k in selector if lbl.normalize(k) == lbl.ZONE}
+    fix = render_fix("zone.yaml.j2", **owner_patch(pod, {"nodeSelector": unpin or {lbl.ZONE: None}}), zones=[], pinned=zones)
+    detail = (f"Karpenter reports that no instance type had the required offering, and the pod may only run in {zones}. "
+              f"The instance types that fit it ({types}) could not be checked against EC2's zone offerings "
+              f"({'; '.join(g for g in facts.gaps if 'offering' in g.lower()) or 'no offering data'}), so the model "
+              f"cannot confirm it, but a zone pin without that instance type is the usual cause. Check with: aws ec2 "
+              f"describe-instance-type-offerings --location-type availability-zone --filters Name=location,Values={zones}")
+    return [Finding(code="karpenter.offering_unavailable_in_zone", severity="error", confidence="medium",
+                    title=f"Karpenter finds no offering for {pod.name} in {zones}; zone offerings were not checked",
+                    detail=detail, evidence=said + [_pod_selector_evidence(pod)], fix=fix)]
 
 
 def _cluster_words(pod: PodFacts, facts: Facts) -> list[Evidence]:

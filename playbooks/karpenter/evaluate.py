@@ -33,6 +33,9 @@ class Verdict:
     nodepool: str
     blockers: list[Blocker] = field(default_factory=list)
     verified: bool = True  # False: no instance-type facts, so only labels, taints and limits were checked
+    # set when a term passed only because no zone offering of its instance types was known while its zones
+    # are restricted: {"zones": ..., "types": ...}
+    offerings_unknown: dict | None = None
 
     @property
     def ok(self) -> bool:
@@ -60,7 +63,7 @@ def evaluate(pod: PodFacts, nodepool: dict, facts: Facts) -> Verdict:
         verdict.blockers.append(Blocker("nodeclass", 1, {"nodeclass": nodeclass_key, "condition": broken}))
     np_reqs = nodepool_requirements(nodepool)
     outcomes = [_term(term, np_reqs, nodepool=nodepool, requests=requests, facts=facts, auto=auto,
-                      nodeclass=nodeclass, verified=verdict.verified) for term in pod_terms(pod.pod)]
+                      nodeclass=nodeclass, verdict=verdict) for term in pod_terms(pod.pod)]
     for index, outcome in enumerate(outcomes):
         if outcome is not None:
             outcome.data["term"] = index
@@ -82,7 +85,7 @@ def _verifiable(nodepool: str, requests: dict, facts: Facts) -> bool:
 
 
 def _term(term: Requirements, np_reqs: Requirements, *, nodepool: dict, requests: dict, facts: Facts, auto: bool,
-          nodeclass: dict | None, verified: bool) -> Blocker | None:
+          nodeclass: dict | None, verdict: Verdict) -> Blocker | None:
     # kubernetes-sigs/karpenter pkg/controllers/provisioning/scheduling/nodeclaim.go CanAdd:
     # Compatible(podRequirements, AllowUndefinedWellKnownLabels)
     bad: Incompatible | None = np_reqs.compatible(term, allow_undefined=lbl.well_known(auto_mode=auto))
@@ -90,7 +93,7 @@ def _term(term: Requirements, np_reqs: Requirements, *, nodepool: dict, requests
         return Blocker("label", 2, {"incompatible": bad, "requirements": term})
     merged = np_reqs.merged(term)
     name = nodepool["metadata"]["name"]
-    if not verified:
+    if not verdict.verified:
         block = lim.blocking_by_request(nodepool, requests)
         return Blocker("limit", 1, {"block": block, "requests": requests}) if block else None
     prefix = label_prefix(nodepool)
@@ -112,6 +115,9 @@ def _term(term: Requirements, np_reqs: Requirements, *, nodepool: dict, requests
     offers = off.check(merged, fit.fitting, ec2=facts.ec2, nodeclass=nodeclass)
     if not offers.offered:
         return Blocker("offering", 1, {"offerings": offers, "types": fit.fitting, "merged": merged})
+    pinned = merged.by_key.get(lbl.ZONE)
+    if pinned is not None and not pinned.complement and not offers.where:
+        verdict.offerings_unknown = {"zones": offers.zones, "types": offers.offered}
     unmet = min_values_unmet(merged, offers.offered, prefix=prefix)
     if unmet:
         return Blocker("min_values", 1, {"unmet": unmet, "types": offers.offered})

@@ -263,3 +263,18 @@ def test_a_fit_without_the_daemonsets_is_not_claimed():
     facts = _facts(_pod(), _nodepool(), types=G5)
     facts.unread.add("daemonsets")
     assert _run(facts) == [] and facts.cache["pending_ok"] == set()
+
+
+def test_karpenter_offering_message_with_a_zone_pin_and_no_offering_data():
+    pod = _pod(requests={"nvidia.com/gpu": "8"}, selector={ZONE: "us-east-1a"})
+    said = {"reason": "FailedScheduling", "type": "Warning", "source": {"component": "karpenter"},
+            "message": "Failed to schedule pod, incompatible with nodepool \"gpu\", daemonset overhead={}, no instance "
+                       "type which had enough resources and the required offering met the scheduling requirements"}
+    facts = _facts(pod, _nodepool(), types=P4D, ec2=Ec2Facts(), events=[said])
+    found = _run(facts)
+    assert [f.code for f in found] == ["karpenter.offering_unavailable_in_zone"]
+    assert found[0].confidence == "medium" and "could not be checked" in found[0].detail
+    assert "trainer-0" not in facts.cache["pending_ok"]
+    # without Karpenter's words the model says nothing it cannot check
+    facts = _facts(pod, _nodepool(), types=P4D, ec2=Ec2Facts())
+    assert _run(facts) == [] and "trainer-0" in facts.cache["pending_ok"]

@@ -68,7 +68,7 @@ def test_bare_name_is_resolved_across_namespaces(sim_env, cli):
 def test_ask_in_plain_words(sim_env, cli):
     result = cli("ask", "why is my job pytorch-dist-job pending?", "--json")
     assert result.code == 0, result.err
-    assert json.loads(result.out)["findings"][0]["code"] == "scheduling.pod_affinity_unsatisfiable"
+    assert json.loads(result.out)["findings"][0]["code"] == "karpenter.provisioning"
 
 
 def test_ask_unknown_job_lists_pending_jobs(sim_env, cli):

@@ -17,16 +17,16 @@ def test_record_list_show_export(db_url, sim_env, monkeypatch, cli):
     assert first.code == 0 and "recorded as incident #1 (new incident)" in first.err
     again = cli("diagnose", "pod/gpu-pod", "-n", "automode-taint", "--record")
     assert "recorded as incident #1 (seen 2 times this week)" in again.err
-    assert "not recorded" not in cli("diagnose", "pytorchjob/pytorch-dist-job", "-n", "t5-fsdp", "--record").err
+    assert "not recorded" not in cli("diagnose", "pod/llama-3-8b-16gpu", "-n", "llm-sizing", "--record").err
 
     listing = json.loads(cli("incidents", "list", "--json").out)
     assert sorted((i["code"], i["occurrences"]) for i in listing) == [
-        ("scheduling.pod_affinity_unsatisfiable", 1), ("scheduling.untolerated_taint", 2)]
+        ("karpenter.no_instance_type", 1), ("scheduling.untolerated_taint", 2)]
     shown = cli("incidents", "show", "1")
     assert "#1 scheduling.untolerated_taint on pod/gpu-pod -n automode-taint (gpubot-sim)" in shown.out
     assert shown.out.count(" diagnosis ") == 2
     rows = list(csv.DictReader(io.StringIO(cli("incidents", "export", "--format", "csv").out)))
-    assert {r["target_name"] for r in rows} == {"gpu-pod", "pytorch-dist-job"}
+    assert {r["target_name"] for r in rows} == {"gpu-pod", "llama-3-8b-16gpu"}
     assert json.loads(cli("incidents", "export", "--format", "json", "--since", "1d").out)
     assert cli("incidents", "show", "42").code == 2
     assert cli("incidents", "list", "--since", "forever").code == 2

@@ -56,7 +56,7 @@ def test_without_aws_credentials_the_diagnosis_says_what_it_could_not_check(serv
                          env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     diagnosis = json.loads(out.stdout)
-    assert diagnosis["findings"][0]["code"] == "scheduling.pod_affinity_unsatisfiable"
+    assert diagnosis["findings"][0]["code"] == "karpenter.provisioning"
     assert any("EC2" in gap and "no AWS credentials" in gap for gap in diagnosis["gaps"])
 
 

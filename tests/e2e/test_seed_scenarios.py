@@ -30,7 +30,8 @@ def test_first_finding(scenario, sim_env, cli):
     codes = [f["code"] for f in diagnosis["findings"]]
     assert codes and codes[0] == scenario.first_finding, (codes, diagnosis["summary"])
     first = diagnosis["findings"][0]
-    assert first["severity"] in ("critical", "error", "warning")
+    # a node on its way is the answer, not a problem: the one finding that may lead at info
+    assert first["severity"] in ("critical", "error", "warning") or first["code"] == "karpenter.provisioning"
     assert first["evidence"], "a finding must quote the evidence it rests on"
     assert all(e["text"] and e["source"] for e in first["evidence"])
     assert first["fix"] and first["fix"]["snippet"].strip() and first["fix"]["summary"].strip()

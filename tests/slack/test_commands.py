@@ -16,15 +16,15 @@ def test_why_pending_posts_progress_then_the_diagnosis(slack_bot):
     first = slack_bot.slack.wait_for("chat.postMessage")[0]
     assert first.args["channel"] == "C0TRAIN"
     assert first.args["text"].startswith("Diagnosing pytorch-dist-job ...")
-    final = slack_bot.final_update(contains="scheduling.pod_affinity_unsatisfiable")
+    final = slack_bot.final_update(contains="karpenter.provisioning")
     assert final.args["ts"] == first.response["ts"]  # the same message, updated in place
     assert_valid_blocks(final)
-    assert "pytorchjob/pytorch-dist-job" in final.args["text"] or "deadlock" in final.args["text"]
+    assert "pytorchjob/pytorch-dist-job" in final.args["text"] or "on its way" in final.args["text"]
 
 
 def test_channel_default_namespace(slack_bot):
     slack_bot.command("diagnose pytorch-dist-job", channel_id="C0T5")
-    final = slack_bot.final_update(contains="scheduling.pod_affinity_unsatisfiable")
+    final = slack_bot.final_update(contains="karpenter.provisioning")
     assert final.args["channel"] == "C0T5"
 
 

@@ -10,7 +10,7 @@ def test_mention_is_answered_in_a_thread(slack_bot):
     slack_bot.send.app_mention("<@U0BOT> why is my job pytorch-dist-job pending?", ts="1767225601.000100")
     first = slack_bot.slack.wait_for("chat.postMessage")[0]
     assert first.args["thread_ts"] == "1767225601.000100"
-    final = slack_bot.final_update(contains="scheduling.pod_affinity_unsatisfiable")
+    final = slack_bot.final_update(contains="karpenter.provisioning")
     assert final.args["ts"] == first.response["ts"]
     assert_valid_blocks(final)
 

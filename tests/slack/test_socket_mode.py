@@ -30,7 +30,7 @@ def test_slash_command_over_socket_mode(seed_sim, monkeypatch, tmp_path):
             envelope = slack.socket_mode.deliver("slash_commands", command)
             assert slack.socket_mode.wait_for_ack(envelope, timeout=3)["envelope_id"] == envelope
             final = slack.wait_for("chat.update", timeout=20,
-                                   predicate=lambda c: "scheduling.pod_affinity_unsatisfiable" in json.dumps(c.args.get("blocks")))
+                                   predicate=lambda c: "karpenter.provisioning" in json.dumps(c.args.get("blocks")))
             assert final
         finally:
             slack.socket_mode.drop_connections()

@@ -114,6 +114,7 @@ class Facts:
     volumes: dict[str, dict] = field(default_factory=dict)
     # "<namespace>|<label selector>" -> pods matching a pending pod's spread / anti-affinity selector
     peer_pods: dict[str, list[dict]] = field(default_factory=dict)
+    peer_nodes: dict[str, dict] = field(default_factory=dict)  # nodes of peer pods (zone, hostname)
     karpenter: KarpenterInfo = field(default_factory=KarpenterInfo)
     # API group -> version this cluster serves it at ("karpenter.sh": "v1beta1"); absent: not served
     api_versions: dict[str, str] = field(default_factory=dict)

@@ -78,6 +78,7 @@ class Limits:
     max_claims: int = 8  # PVCs of pending pods read by name (and their PVs)
     max_selectors: int = 4  # distinct spread / affinity selectors whose pods are listed
     max_peers: int = 200  # pods listed per selector
+    max_peer_nodes: int = 12  # nodes of those pods read for their zone
 
 
 # What each read is called in a gap ("Not checked: <label> (...)"); the keys go into Facts.unread.
@@ -557,3 +558,19 @@ def _gather_peer_pods(facts: Facts, *, gateway: Gateway, limits: Limits) -> None
         _note_cap(facts, listed, what=f"pods matching {selector or 'every pod'} in {ns}",
                   then="spread and affinity counts may be understated")
         facts.peer_pods[key] = list(listed)
+    _gather_peer_nodes(facts, gateway=gateway, limits=limits)
+
+
+def _gather_peer_nodes(facts: Facts, *, gateway: Gateway, limits: Limits) -> None:
+    """The nodes peer pods run on, for their zone and hostname: a spread or anti-affinity verdict
+    counts matching pods per domain. Read by name, at most ``max_peer_nodes``; kept apart from
+    ``facts.nodes`` so node health analyzers do not judge other jobs' nodes."""
+    names = sorted({(p.get("spec") or {}).get("nodeName") for pods in facts.peer_pods.values() for p in pods}
+                   - {None, ""} - set(facts.nodes))
+    if len(names) > limits.max_peer_nodes:
+        facts.gaps.append(f"Nodes of pods matching spread and affinity selectors: read {limits.max_peer_nodes} of "
+                          f"{len(names)}; spread counts per zone may be understated.")
+    for name in names[: limits.max_peer_nodes]:
+        node = _read(facts, "nodes", lambda n=name: gateway.get_node(n), None)
+        if node is not None:
+            facts.peer_nodes[name] = node

@@ -168,7 +168,7 @@ def _nodes_to_join_are_full(pod: PodFacts, term: dict, counts: dict[str, int], f
     wanted = {k: v for k, v in resources.pod_requests(pod.pod).items() if k != resources.PODS}
     short: dict[str, list[str]] = {}
     for node_name in counts:
-        node = facts.nodes.get(node_name)
+        node = facts.nodes.get(node_name) or facts.peer_nodes.get(node_name)
         allocatable = ((node or {}).get("status") or {}).get("allocatable")
         if not allocatable:
             return None  # a node we cannot size may have room

@@ -282,7 +282,7 @@ def check_spread(constraint: dict, *, pod: PodFacts, facts: Facts, launchable: D
     honor_affinity = constraint.get("nodeAffinityPolicy", "Honor") == "Honor"
     honor_taints = constraint.get("nodeTaintsPolicy", "Ignore") == "Honor"
     counts: dict[str, int] = {d: 0 for d in launchable.values}
-    for node in facts.nodes.values():
+    for node in [*facts.nodes.values(), *facts.peer_nodes.values()]:
         if node is None:
             continue
         value = domain_of(node_labels(node), key)
@@ -293,7 +293,7 @@ def check_spread(constraint: dict, *, pod: PodFacts, facts: Facts, launchable: D
         node_name = (peer.get("spec") or {}).get("nodeName")
         if not node_name:
             continue  # pending pods are not counted by the scheduler
-        node = facts.nodes.get(node_name)
+        node = facts.nodes.get(node_name) or facts.peer_nodes.get(node_name)
         value = domain_of(node_labels(node), key) if node else None
         if value is None:
             unknown += 1
@@ -336,7 +336,7 @@ def occupied_domains(term: dict, *, pod: PodFacts, facts: Facts) -> tuple[dict[s
         node_name = (peer.get("spec") or {}).get("nodeName")
         if not node_name:
             continue
-        node = facts.nodes.get(node_name)
+        node = facts.nodes.get(node_name) or facts.peer_nodes.get(node_name)
         # hostname domains are named by the node, so the nodes to join can be looked up
         value = node_name if key == HOSTNAME else domain_of(node_labels(node), key)
         if value is None:

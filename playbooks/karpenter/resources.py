@@ -109,9 +109,15 @@ def allocatable(info, *, vm_overhead: float = VM_MEMORY_OVERHEAD) -> dict[str, f
         MEMORY: (mem_mib - (11 * pods + 255) - 100) * MIB,
         PODS: float(pods),
     }
-    manufacturer = (getattr(info, "gpu_manufacturer", None) or "NVIDIA").upper()
+    return {**out, **_devices(info)}
+
+
+def _devices(info) -> dict[str, float]:
+    """Extended resources by manufacturer (types.go nvidiaGPUs, amdGPUs, habanaGaudis, awsNeuronDevices, efas)."""
+    out = {}
     if info.gpu_count:
-        out[{"AMD": AMD_GPU}.get(manufacturer, GPU)] = float(info.gpu_count)
+        manufacturer = (getattr(info, "gpu_manufacturer", None) or "NVIDIA").upper()
+        out[{"AMD": AMD_GPU, "HABANA": "habana.ai/gaudi"}.get(manufacturer, GPU)] = float(info.gpu_count)
     if getattr(info, "max_efa_interfaces", 0):
         out[EFA] = float(info.max_efa_interfaces)
     if getattr(info, "neuron_count", 0):
@@ -122,13 +128,7 @@ def allocatable(info, *, vm_overhead: float = VM_MEMORY_OVERHEAD) -> dict[str, f
 def capacity(info) -> dict[str, float]:
     """Capacity (before overhead): what NodePool limits count (scheduler.go filterByRemainingResources)."""
     out = {CPU: float(info.vcpus), MEMORY: float(info.memory_mib) * MIB, PODS: float(max_pods(info)), "nodes": 1.0}
-    if info.gpu_count:
-        out[GPU] = float(info.gpu_count)
-    if getattr(info, "max_efa_interfaces", 0):
-        out[EFA] = float(info.max_efa_interfaces)
-    if getattr(info, "neuron_count", 0):
-        out[NEURON] = float(info.neuron_count)
-    return out
+    return {**out, **_devices(info)}
 
 
 def shortfall(requests: dict[str, float], available: dict[str, float]) -> list[str]:

@@ -103,3 +103,12 @@ def test_fit_names_what_does_not_fit():
     fit = res.fit({"cpu": 90, "memory": 1000 * 2**30, "nvidia.com/gpu": 8}, {"cpu": 6}, {"p4d.24xlarge": info})
     assert fit.missing["p4d.24xlarge"] == ["cpu"]
     assert res.fit({"cpu": 90, "nvidia.com/gpu": 8}, {}, {"p4d.24xlarge": info}).fitting
+
+
+def test_accelerators_by_manufacturer():
+    gaudi = InstanceTypeInfo(name="dl1.24xlarge", vcpus=96, memory_mib=786432, architectures=("x86_64",), gpu_count=8,
+                             gpu_name="Gaudi HL-205", gpu_manufacturer="Habana", gpu_memory_mib=32768,
+                             efa_supported=True, max_efa_interfaces=4)
+    got = res.allocatable(gaudi)
+    assert got["habana.ai/gaudi"] == 8 and "nvidia.com/gpu" not in got
+    assert res.capacity(gaudi)["habana.ai/gaudi"] == 8 and res.capacity(gaudi)["nodes"] == 1

@@ -56,8 +56,7 @@ def _gather_offerings(out: Ec2Facts, names: list[str], *, catalog: Catalog, fact
                     continue
                 facts.gaps.append(why if why.lower().startswith(capacity_type) else
                                   f"{capacity_type.capitalize()} offerings per zone were not checked: {why}.")
-                # not known is not "not offered": count it wherever the type is offered at all
-                out.offerings = {t: {z: cts | {capacity_type} for z, cts in zs.items()} for t, zs in out.offerings.items()}
+                out.offerings = {}  # zones stay known; capacity types are not (offerings.py never concludes from that)
         else:
             out.zones = catalog.zones_offering(names)
             facts.gaps.append("Capacity types (on-demand, spot, reserved) per zone were not checked: zone offerings only.")

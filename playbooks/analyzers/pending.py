@@ -63,7 +63,8 @@ def _pending_pod(pod: PodFacts, facts: Facts) -> tuple[list[Finding], list[str]]
         )], []
     verdicts = [evaluate(pod, facts.nodepools[n], facts) for n in considered_nodepools(pod, facts) if n in facts.nodepools]
     # without the DaemonSets their overhead is unknown: a fit is then not sure enough to doubt the cluster's words
-    serving = [v.nodepool for v in verdicts if v.ok and v.verified] if "daemonsets" not in facts.unread else []
+    serving = [v.nodepool for v in verdicts if v.ok and v.verified and v.offerings_unknown is None
+               ] if "daemonsets" not in facts.unread else []
     if not verdicts or any(v.ok for v in verdicts):
         # some NodePool can launch a node for this pod, as far as the model can tell
         return _offerings_unknown(pod, [v for v in verdicts if v.ok], facts=facts, quoted=quoted), serving
@@ -80,25 +81,38 @@ _OFFERING_WORDS = re.compile(r"required offering|had a required offering|no inst
 
 
 def _offerings_unknown(pod: PodFacts, fitting: list[Verdict], *, facts: Facts, quoted: list[Evidence]) -> list[Finding]:
-    """Karpenter says no offering matched, the pod is pinned to zones, and zone offerings could not be read:
-    the cluster's words name the cause the model could not check, so say so at medium confidence."""
+    """Karpenter says no offering matched, and the offerings the pod is restricted to (a zone pin, spot or reserved
+    only) could not be read: the cluster's words name the cause the model could not check, at medium confidence."""
     if not fitting or any(v.offerings_unknown is None for v in fitting):
         return []
     said = [e for e in quoted if _OFFERING_WORDS.search(e.text)]
     if not said:
         return []
     unknown = fitting[0].offerings_unknown
-    zones, types = ", ".join(sorted(unknown["zones"])), list_names(unknown["types"])
+    types = list_names(unknown["types"])
+    wanted = []
+    if unknown["zones"] is not None:
+        wanted.append(", ".join(sorted(unknown["zones"])))
+    if unknown["capacity_types"] is not None:
+        wanted.append("capacity type " + "/".join(sorted(unknown["capacity_types"])))
+    where = " as ".join(wanted)
+    gaps = "; ".join(g for g in facts.gaps if "offering" in g.lower()) or "no offering data"
+    detail = (f"Karpenter reports that no instance type had the required offering, and the pod can only use {where}. "
+              f"The instance types that fit it ({types}) could not be checked against EC2's offerings ({gaps}), so the "
+              f"model cannot confirm it, but an offering that does not exist there is the usual cause. Check with: aws "
+              f"ec2 describe-instance-type-offerings --location-type availability-zone (zones) or aws ec2 "
+              f"describe-spot-price-history (spot).")
     selector = (pod.pod.get("spec") or {}).get("nodeSelector") or {}
     unpin = {k: None for k in selector if lbl.normalize(k) == lbl.ZONE}
-    fix = render_fix("zone.yaml.j2", **owner_patch(pod, {"nodeSelector": unpin or {lbl.ZONE: None}}), zones=[], pinned=zones)
-    detail = (f"Karpenter reports that no instance type had the required offering, and the pod may only run in {zones}. "
-              f"The instance types that fit it ({types}) could not be checked against EC2's zone offerings "
-              f"({'; '.join(g for g in facts.gaps if 'offering' in g.lower()) or 'no offering data'}), so the model "
-              f"cannot confirm it, but a zone pin without that instance type is the usual cause. Check with: aws ec2 "
-              f"describe-instance-type-offerings --location-type availability-zone --filters Name=location,Values={zones}")
+    if unknown["zones"] is not None:
+        fix = render_fix("zone.yaml.j2", **owner_patch(pod, {"nodeSelector": unpin or {lbl.ZONE: None}}), zones=[],
+                         pinned=wanted[0])
+    else:
+        fix = render_fix("generic/karpenter.offering_unavailable_in_zone.sh.j2",
+                         instance_type=",".join(sorted(unknown["types"])[:8]),
+                         capacity_type=", ".join(sorted(unknown["capacity_types"])))
     return [Finding(code="karpenter.offering_unavailable_in_zone", severity="error", confidence="medium",
-                    title=f"Karpenter finds no offering for {pod.name} in {zones}; zone offerings were not checked",
+                    title=f"Karpenter finds no offering for {pod.name} in {where}; offerings were not checked",
                     detail=detail, evidence=said + [pod_selector_evidence(pod)], fix=fix)]
 
 

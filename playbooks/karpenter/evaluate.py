@@ -115,9 +115,14 @@ def _term(term: Requirements, np_reqs: Requirements, *, nodepool: dict, requests
     offers = off.check(merged, fit.fitting, ec2=facts.ec2, nodeclass=nodeclass)
     if not offers.offered:
         return Blocker("offering", 1, {"offerings": offers, "types": fit.fitting, "merged": merged})
+    # passed only for want of data: a zone pin with no zone offerings known, or spot / reserved only with
+    # capacity types not checked (on-demand is offered wherever the type is)
     pinned = merged.by_key.get(lbl.ZONE)
-    if pinned is not None and not pinned.complement and not offers.where:
-        verdict.offerings_unknown = {"zones": offers.zones, "types": offers.offered}
+    zone_unknown = pinned is not None and not pinned.complement and not offers.where
+    capacity_unknown = not offers.capacity_checked and "on-demand" not in offers.capacity_types
+    if zone_unknown or capacity_unknown:
+        verdict.offerings_unknown = {"zones": offers.zones if zone_unknown else None, "types": offers.offered,
+                                     "capacity_types": offers.capacity_types if capacity_unknown else None}
     unmet = min_values_unmet(merged, offers.offered, prefix=prefix)
     if unmet:
         return Blocker("min_values", 1, {"unmet": unmet, "types": offers.offered})

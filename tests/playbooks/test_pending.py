@@ -113,7 +113,7 @@ def test_spot_only_nodepool_whose_types_have_no_spot_offering_in_the_allowed_zon
 def test_zone_offering_unknown_is_never_a_finding():
     pod = _pod(requests={"nvidia.com/gpu": "8"}, selector={ZONE: "us-east-1a"})
     facts = _facts(pod, _nodepool(), types=P4D, ec2=Ec2Facts())
-    assert _run(facts) == [] and facts.cache["pending_ok"] == {"trainer-0"}
+    assert _run(facts) == [] and facts.cache["pending_ok"] == set()  # nor a belief that it fits
 
 
 def test_not_in_on_a_label_the_nodepool_does_not_define_is_fine():
@@ -277,4 +277,17 @@ def test_karpenter_offering_message_with_a_zone_pin_and_no_offering_data():
     assert "trainer-0" not in facts.cache["pending_ok"]
     # without Karpenter's words the model says nothing it cannot check
     facts = _facts(pod, _nodepool(), types=P4D, ec2=Ec2Facts())
-    assert _run(facts) == [] and "trainer-0" in facts.cache["pending_ok"]
+    assert _run(facts) == [] and "trainer-0" not in facts.cache["pending_ok"]
+
+
+def test_spot_only_with_capacity_types_not_checked_is_not_believed_to_fit():
+    np = _nodepool(requirements=[{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]}])
+    zones_only = Ec2Facts(zones={"p4d.24xlarge": frozenset({"us-east-1a"})})
+    facts = _facts(_pod(requests={"nvidia.com/gpu": "8"}), np, types=P4D, ec2=zones_only)
+    assert _run(facts) == [] and facts.cache["pending_ok"] == set()
+    said = {"reason": "FailedScheduling", "type": "Warning", "source": {"component": "karpenter"},
+            "message": "Failed to schedule pod, no instance type has the required offering, requirements=..., "
+                       "resources=... (NodePool=gpu)"}
+    found = _run(_facts(_pod(requests={"nvidia.com/gpu": "8"}), np, types=P4D, ec2=zones_only, events=[said]))
+    assert [f.code for f in found] == ["karpenter.offering_unavailable_in_zone"] and found[0].confidence == "medium"
+    assert "capacity type spot" in found[0].title and "spot" in found[0].fix.snippet

@@ -44,6 +44,8 @@ karpenter.hostport                          scheduling.pod_affinity_unsatisfiabl
 karpenter.nominated                         karpenter.provisioning (info)           nodeclaim, node
 karpenter.launched                          karpenter.provisioning (info)           instance_type, zone
 karpenter.condition                         karpenter.node_registration_failed      condition, reason, message, taint
+nodeclass.subnets                           karpenter.subnet_problem                condition, status, reason, message
+nodeclass.not_ready                         karpenter.node_registration_failed      condition, status, reason, message
                                             (karpenter.provisioning, insufficient_  
                                             capacity, subnet_problem, no_instance_type)
 ec2.insufficient_capacity                   karpenter.insufficient_capacity         error_code, instance_type, zone, nodeclaim

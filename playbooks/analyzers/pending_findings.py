@@ -80,7 +80,8 @@ def _nodeclass(pod, nodepool, blocker, facts):
     said = f"{cond.condition}=False" + (f" ({cond.reason})" if cond.reason else "") + (f": {cond.message}" if cond.message else "")
     detail = (f"NodePool {name} uses {kind} {nc_name}, which is not Ready ({said}). Karpenter gets no instance types "
               f"from a NodeClass that is not Ready, so it launches nothing for this NodePool.")
-    code = "karpenter.subnet_problem" if cond.condition == "SubnetsReady" else "karpenter.no_instance_type"
+    # the codes playbooks/signatures/karpenter_nodeclass.py gives the same conditions, so the two agree
+    code = "karpenter.subnet_problem" if cond.condition == "SubnetsReady" else "karpenter.node_registration_failed"
     fix = render_fix("nodeclass_not_ready.sh.j2", kind=kind, name=nc_name, resource=resource,
                      condition=cond.condition, reason=cond.reason)
     conditions = ((facts.nodeclasses.get(key) or {}).get("status") or {}).get("conditions") or []

@@ -11,7 +11,7 @@ from typing import Callable, Protocol, TypeVar
 
 from playbooks.facts import Facts, FactsUnavailable, PodFacts
 from playbooks.model import Target
-from playbooks.gather_ec2 import Catalog, gather_ec2
+from playbooks.gather_ec2 import Catalog, considered_nodepools, gather_ec2
 from playbooks.karpenter import versions
 from playbooks.requirements import is_auto_mode
 
@@ -284,9 +284,19 @@ def _gather_nodeclaims(facts: Facts, *, gateway: Gateway) -> None:
             facts.nodeclaims[name] = claim
 
 
+MAX_NODECLASSES = 8
+
+
 def _gather_nodeclasses(facts: Facts, *, gateway: Gateway) -> None:
-    wanted = {(_ref(np).get("group", ""), _ref(np).get("name", "")) for np in _relevant_nodepools(facts)}
-    for group, name in sorted(wanted):
+    """NodeClasses of the NodePools the target runs on, asks for, or (pending) could use: a NodeClass
+    that is not Ready is why its NodePools launch nothing, and its subnets bound the zones."""
+    pools = list(_relevant_nodepools(facts))
+    for pod in facts.pending_pods():
+        pools += [facts.nodepools[n] for n in considered_nodepools(pod, facts) if n in facts.nodepools]
+    wanted = {(_ref(np).get("group", ""), _ref(np).get("name", "")) for np in pools}
+    if len(wanted) > MAX_NODECLASSES:
+        facts.gaps.append(f"NodeClasses: read {MAX_NODECLASSES} of the {len(wanted)} the considered NodePools use.")
+    for group, name in sorted(wanted)[:MAX_NODECLASSES]:
         if group and name:
             obj = _read(facts, "nodeclasses", lambda: gateway.get_nodeclass(group, name), None)
             if obj is not None:

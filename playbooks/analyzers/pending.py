@@ -25,13 +25,20 @@ def analyze(facts: Facts):
     codes: dict[str, set[str]] = facts.cache.setdefault("pending_codes", {})
     provisionable: set[str] = facts.cache.setdefault("pending_ok", set())
     ok_pools: dict[str, list[str]] = facts.cache.setdefault("pending_ok_nodepools", {})
+    meant: dict[str, list[str]] = facts.cache.setdefault("pending_nodepools", {})
+    gated: set[str] = facts.cache.get("gated", set())
     outcome: dict[tuple, tuple[list[Finding], list[str]]] = {}
     for pod in facts.pending_pods():
+        if pod.name in gated:
+            continue  # held on purpose (waiting analyzer): no NodePool is asked for it yet
         shape = _shape(pod)
         if shape not in outcome:  # replicas of one job share one spec: one analysis is enough
-            outcome[shape] = _pending_pod(pod, facts)
+            outcome[shape] = _pending_pod(pod, facts, shape=shape)
             yield from outcome[shape][0]
         findings, serving = outcome[shape]
+        closest = facts.cache.get("closest_nodepools", {}).get(shape)
+        if closest:
+            meant[pod.name] = closest
         if findings:
             explained.add(pod.name)
             codes.setdefault(pod.name, set()).update(f.code for f in findings)
@@ -47,7 +54,7 @@ def _shape(pod: PodFacts) -> tuple:
             str(spec.get("overhead")))
 
 
-def _pending_pod(pod: PodFacts, facts: Facts) -> tuple[list[Finding], list[str]]:
+def _pending_pod(pod: PodFacts, facts: Facts, *, shape: tuple = ()) -> tuple[list[Finding], list[str]]:
     """(findings, NodePools the model believes can serve the pod, verified by instance-type facts)."""
     quoted = _cluster_words(pod, facts)
     selected = ((pod.pod.get("spec") or {}).get("nodeSelector") or {}).get(lbl.NODEPOOL)
@@ -65,6 +72,11 @@ def _pending_pod(pod: PodFacts, facts: Facts) -> tuple[list[Finding], list[str]]
     # without the DaemonSets their overhead is unknown: a fit is then not sure enough to doubt the cluster's words
     serving = [v.nodepool for v in verdicts if v.ok and v.verified and v.offerings_unknown is None
                ] if "daemonsets" not in facts.unread else []
+    # the NodePools meant for the pod: those that can serve it, else those that got closest; Karpenter's
+    # errors about the others are true but not this pod's story (signals.py ranks them low)
+    fitting = [v.nodepool for v in verdicts if v.ok]
+    least = min((v.score for v in verdicts), default=0)
+    facts.cache.setdefault("closest_nodepools", {})[shape] = fitting or [v.nodepool for v in verdicts if v.score == least]
     if not verdicts or any(v.ok for v in verdicts):
         # some NodePool can launch a node for this pod, as far as the model can tell
         return _offerings_unknown(pod, [v for v in verdicts if v.ok], facts=facts, quoted=quoted), serving

@@ -48,5 +48,6 @@ def test_fixes_validate(scenario, sim_env, cli):
             errors = validate_patch(live, doc) if live is not None else validate_object(doc)
             assert errors == [], (finding["code"], errors, fix["snippet"])
             checked += 1
-    if scenario.first_finding.startswith(("scheduling.", "karpenter.", "efa.")):
+    # a node on its way needs no patch: its fix is how to follow the NodeClaim
+    if scenario.first_finding.startswith(("scheduling.", "karpenter.", "efa.")) and scenario.first_finding != "karpenter.provisioning":
         assert checked, "a scheduling fix must be a patch we can validate"

@@ -48,7 +48,8 @@ def test_first_finding_without_aws_credentials(scenario, offline_env, cli):
     codes = [f["code"] for f in diagnosis["findings"]]
     assert codes and codes[0] == scenario.first_finding, (codes, diagnosis["summary"], diagnosis["gaps"])
     first = diagnosis["findings"][0]
-    assert first["severity"] in ("critical", "error", "warning")
+    # a node on its way is the answer, not a problem: the one finding that may lead at info
+    assert first["severity"] in ("critical", "error", "warning") or first["code"] == "karpenter.provisioning"
     assert first["evidence"] and all(e["text"] and e["source"] for e in first["evidence"])
 
     gaps = diagnosis["gaps"]

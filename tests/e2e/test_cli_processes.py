@@ -65,5 +65,6 @@ def test_sim_list_json():
     assert out.returncode == 0, out.stderr
     rows = json.loads(out.stdout)
     assert len(rows) == 14
-    assert {"name": "seed-pod-affinity-deadlock", "target": "pytorchjob/pytorch-dist-job", "namespace": "t5-fsdp"} in rows
-    assert all(set(r) == {"name", "target", "namespace"} for r in rows)
+    seed = next(r for r in rows if r["name"] == "seed-pod-affinity-deadlock")
+    assert (seed["target"], seed["namespace"], seed["base"]) == ("pytorchjob/pytorch-dist-job", "t5-fsdp", "_base")
+    assert all({"name", "target", "namespace", "base"} <= set(r) for r in rows)

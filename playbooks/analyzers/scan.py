@@ -6,26 +6,14 @@ analyzers can tell the target's own evidence from a peer's.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
-from playbooks.analyzers.evidence import event_source
+from playbooks.analyzers.evidence import event_component, event_source, event_time
 from playbooks.facts import Facts, PodFacts
 from playbooks.karpenter.nodeclaim import within_limits
 from playbooks.signatures import Signal, scan_line, scan_lines
 
-
 KARPENTER_COMPONENTS = ("karpenter", "eks-auto-mode")
-
-
-def component_of(event: dict) -> str:
-    return str((event.get("source") or {}).get("component") or event.get("reportingComponent")
-               or event.get("reportingController") or "")
-
-
-def time_of(event: dict) -> str:
-    """When an event was last seen: legacy lastTimestamp, or today's series / eventTime."""
-    return str((event.get("series") or {}).get("lastObservedTime") or event.get("lastTimestamp")
-               or event.get("eventTime") or event.get("firstTimestamp")
-               or (event.get("metadata") or {}).get("creationTimestamp") or "")
 
 
 @dataclass(frozen=True)
@@ -35,7 +23,7 @@ class Located:
     pod: PodFacts | None = None
     node: str | None = None
     component: str = ""  # the event's reporting component ("karpenter", "default-scheduler", ...)
-    when: str = ""  # the event's last time (RFC 3339), "" when not known
+    when: datetime | None = None  # when the event last happened
 
     @property
     def from_karpenter(self) -> bool:
@@ -53,11 +41,11 @@ def _scan(facts: Facts):
     owner_ref = f"{facts.owner_kind}/{facts.target.namespace}/{facts.target.name}"
     for event in facts.owner_events:
         for sig in scan_line(event.get("message", ""), source=event_source(owner_ref, event)):
-            yield Located(sig, "owner-event", component=component_of(event), when=time_of(event))
+            yield Located(sig, "owner-event", component=event_component(event), when=event_time(event))
     for pod in facts.pods:
         for event in pod.events:
             for sig in scan_line(event.get("message", ""), source=event_source(pod.ref, event)):
-                yield Located(sig, "event", pod=pod, component=component_of(event), when=time_of(event))
+                yield Located(sig, "event", pod=pod, component=event_component(event), when=event_time(event))
         status = pod.pod.get("status") or {}
         if status.get("message"):
             for sig in scan_line(status["message"], source=f"{pod.ref} status.message"):

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from playbooks.analyzers.scan import Located, component_of, signals
+from datetime import datetime
+
+from playbooks.analyzers.evidence import event_component
+from playbooks.analyzers.scan import Located, signals
 from playbooks.explain import fix_context, template_for
 from playbooks.facts import Facts
 from playbooks.fixes import render_fix
@@ -42,7 +45,7 @@ class _Context:
     pending: frozenset[str]
     explained: dict[str, set[str]]  # pod -> codes of structural findings about it ("*": any)
     provisionable: frozenset[str]  # pods the model expects some NodePool to serve
-    on_its_way: dict[str, str]  # pod -> time Karpenter nominated a NodeClaim for it ("" unknown)
+    on_its_way: dict[str, datetime]  # pod -> when Karpenter nominated a NodeClaim for it
     meant: dict[str, frozenset[str]]  # pod -> the NodePools meant to serve it (empty: not known)
 
 
@@ -70,7 +73,7 @@ def _note_unrecognised(facts: Facts) -> None:
             message = (event.get("message") or event.get("note") or "").strip()
             if event.get("type") != "Warning" or not message or scan_line(message, source=""):
                 continue
-            who = component_of(event) or "the cluster"
+            who = event_component(event) or "the cluster"
             unmatched.append((pod.name, who, message))
             facts.gaps.append(f"{who} said something about {pod.name} that gpubot does not recognise, quoted as it is: "
                               f"{event.get('reason', '')}: {message[:300]}")
@@ -182,9 +185,9 @@ def _carried(code: str, explained: set[str], *, from_karpenter: bool) -> bool:
     return "*" in explained and not from_karpenter
 
 
-def _before(when: str, nominated: str) -> bool:
-    """An event older than the nomination (RFC 3339 UTC strings compare in time order)."""
-    return bool(when and nominated and when < nominated)
+def _before(when: datetime | None, nominated: datetime) -> bool:
+    """An event older than the nomination."""
+    return when is not None and when < nominated
 
 
 def _pending_pods_named(loc: Located, pending: frozenset[str]) -> set[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from playbooks.analyzers import evidence as ev
-from playbooks.analyzers.scan import component_of, time_of
+from playbooks.analyzers.evidence import event_component, event_time
 from playbooks.facts import Facts, PodFacts
 from playbooks.karpenter.nodeclaim import LAUNCH_TTL_S, REGISTRATION_TTL_S, age_seconds, conditions as claim_conditions, stage
 from playbooks.fixes import render_fix
@@ -23,7 +23,7 @@ _NOMINATED = re.compile(r"nodeclaim/(?P<claim>[a-z0-9][-a-z0-9.]*)(?:, node/(?P<
 
 def analyze(facts: Facts):
     gated: set[str] = facts.cache.setdefault("gated", set())
-    on_its_way: dict[str, str] = facts.cache.setdefault("on_its_way", {})
+    on_its_way: dict = facts.cache.setdefault("on_its_way", {})
     suspended = _suspended_owner(facts)
     if suspended is not None:
         yield suspended
@@ -39,7 +39,7 @@ def analyze(facts: Facts):
             continue
         finding = _provisioning(pod, nominated, facts)
         if finding is not None:
-            on_its_way[pod.name] = time_of(nominated)
+            on_its_way[pod.name] = event_time(nominated)
             yield finding
 
 
@@ -108,9 +108,9 @@ def _gated_pod(pod: PodFacts, gates: list[str], facts: Facts) -> Finding:
 def _nomination(pod: PodFacts) -> dict | None:
     """The latest Nominated event Karpenter (or EKS Auto Mode) recorded for the pod."""
     nominated = [e for e in pod.events if e.get("reason") == "Nominated"
-                 and any(c in component_of(e) for c in ("karpenter", "eks-auto-mode"))
+                 and any(c in event_component(e) for c in ("karpenter", "eks-auto-mode"))
                  and _NOMINATED.search(e.get("message") or e.get("note") or "")]
-    return max(nominated, key=time_of) if nominated else None
+    return max(nominated, key=event_time) if nominated else None
 
 
 def _provisioning(pod: PodFacts, event: dict, facts: Facts) -> Finding | None:

@@ -183,6 +183,7 @@ def start_ec2(
 
     moto keeps its backends in process-wide state: two handles in one process share EC2 data.
     """
+    _install_hooks()  # DescribeCapacityReservations answers (empty) in every region, not a 500
     patches = [patch_offerings(region, offerings)] if offerings and region else []
     # moto serves through werkzeug, which logs every request line to stderr; the demo is not the place.
     logging.getLogger("werkzeug").setLevel(logging.ERROR)

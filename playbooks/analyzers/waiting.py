@@ -28,6 +28,7 @@ def analyze(facts: Facts):
     if suspended is not None:
         yield suspended
         gated.update(p.name for p in facts.pods)
+    waiting: dict[str, list[tuple[PodFacts, dict]]] = {}  # NodeClaim -> pods nominated for it
     for pod in facts.pending_pods():
         gates = [g.get("name", "") for g in (pod.pod.get("spec") or {}).get("schedulingGates") or []]
         if gates:
@@ -35,11 +36,15 @@ def analyze(facts: Facts):
             yield _gated_pod(pod, gates, facts)
             continue
         nominated = _nomination(pod)
-        if nominated is None:
-            continue
-        finding = _provisioning(pod, nominated, facts)
+        if nominated is not None:
+            claim = _NOMINATED.search(nominated.get("message") or nominated.get("note") or "").group("claim")
+            waiting.setdefault(claim, []).append((pod, nominated))
+    for pods in waiting.values():
+        pod, nominated = pods[0]
+        finding = _provisioning(pod, nominated, facts, others=len(pods) - 1)
         if finding is not None:
-            on_its_way[pod.name] = event_time(nominated)
+            for each, event in pods:
+                on_its_way[each.name] = event_time(event)
             yield finding
 
 
@@ -113,7 +118,7 @@ def _nomination(pod: PodFacts) -> dict | None:
     return max(nominated, key=event_time) if nominated else None
 
 
-def _provisioning(pod: PodFacts, event: dict, facts: Facts) -> Finding | None:
+def _provisioning(pod: PodFacts, event: dict, facts: Facts, *, others: int = 0) -> Finding | None:
     found = _NOMINATED.search(event.get("message") or event.get("note") or "")
     name = found.group("claim")
     claim = facts.nodeclaims.get(name)
@@ -154,9 +159,13 @@ def _provisioning(pod: PodFacts, event: dict, facts: Facts) -> Finding | None:
                   f"joins, the scheduler reporting that no existing node fits is expected.")
     return Finding(
         code="karpenter.provisioning", severity="warning" if late else "info", confidence="high",
-        title=f"A node is on its way for {pod.name}: {what} {state}{took}",
+        title=f"A node is on its way for {pod.name}{_and_others(others)}: {what} {state}{took}",
         detail=detail, evidence=evidence, fix=render_fix("generic/karpenter.provisioning.sh.j2", nodeclaim=name),
     )
+
+
+def _and_others(count: int) -> str:
+    return f" and {count} more pod{'s' if count > 1 else ''}" if count else ""
 
 
 def _duration(seconds: float) -> str:

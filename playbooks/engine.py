@@ -9,6 +9,7 @@ from playbooks.codes import precedence
 from playbooks.facts import Facts
 from playbooks.gather import Catalog, Gateway, Limits, ReadFailed, gather
 from playbooks.model import Diagnosis, Evidence, Finding, Target
+from playbooks.redact import redact_diagnosis
 from playbooks.registry import Registry
 
 MAX_EVIDENCE = 8
@@ -59,10 +60,11 @@ def diagnose(target: Target, *, gateway: ResolvingGateway, catalog: Catalog | No
 
 def analyze(facts: Facts, *, registry: Registry) -> Diagnosis:
     findings = order(merge(f for analyzer in registry.analyzers.values() for f in analyzer(facts)))
-    return Diagnosis(
+    # the one redaction step: nothing gathered leaves the engine with a secret in it
+    return redact_diagnosis(Diagnosis(
         target=facts.target, summary=summarize(facts, findings), findings=findings,
         gaps=list(dict.fromkeys(facts.gaps)), cluster=facts.cluster,
-    )
+    ))
 
 
 def merge(findings) -> list[Finding]:

@@ -15,6 +15,7 @@ from typing import Any
 from playbooks.codes import precedence
 from playbooks.fixes import TEMPLATE_DIR, render_fix
 from playbooks.model import CONFIDENCES, SEVERITIES, Diagnosis, Evidence, Finding, Target
+from playbooks.redact import redact_diagnosis
 from playbooks.signatures import Signal, iter_lines, scan_line
 from playbooks.signatures.catalogue import MAX_LINE_CHARS
 from playbooks.signatures.details import View, describe, oom_split
@@ -126,7 +127,7 @@ def explain_lines(lines: Iterable[str], *, source: str = "pasted text") -> Diagn
         summary = f"{findings[0].title} ({findings[0].code}){more}."
     else:
         summary = f"No known problem signatures found in {scan.lines} lines."
-    return Diagnosis(target=Target(kind="text", name=source), summary=summary, findings=findings)
+    return redact_diagnosis(Diagnosis(target=Target(kind="text", name=source), summary=summary, findings=findings))
 
 
 def _adjust(code: str, group: _Group, scan: _Scan, codes: frozenset[str]) -> None:

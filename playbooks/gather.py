@@ -12,13 +12,13 @@ from typing import Callable, Protocol, TypeVar
 from playbooks.facts import Facts, FactsUnavailable, PodFacts
 from playbooks.model import Target
 from playbooks.gather_ec2 import Catalog, considered_nodepools, gather_ec2
+from playbooks.karpenter.nodeclaim import nominated_claims
 from playbooks.karpenter import versions
 from playbooks.requirements import is_auto_mode
 
 T = TypeVar("T")
 
 # "Pod should schedule on: nodeclaim/<n>" (v1beta1 and later); "machine/<n>" before v0.32 (v1alpha5).
-_NOMINATED = re.compile(r"(?:nodeclaim|machine)/(?P<name>[a-z0-9][-a-z0-9.]*)")
 KUBEFLOW_JOB_LABEL = "training.kubeflow.org/job-name"
 BATCH_JOB_LABELS = ("batch.kubernetes.io/job-name", "job-name")
 DEVICE_PLUGIN_SELECTOR = "app.kubernetes.io/name=nvidia-device-plugin"
@@ -409,7 +409,7 @@ def _nominated(facts: Facts) -> set[str]:
     names: set[str] = set()
     for _, event in facts.all_events():
         if event.get("reason") == "Nominated":
-            names.update(m.group("name") for m in _NOMINATED.finditer(event.get("message", "")))
+            names.update(nominated_claims(event.get("message", "")))
     return names
 
 

@@ -7,18 +7,18 @@ node fits" as the expected state rather than the problem.
 """
 from __future__ import annotations
 
-import re
-
 from playbooks.analyzers import evidence as ev
 from playbooks.analyzers.evidence import event_component, event_time
+from playbooks.analyzers.scan import KARPENTER_COMPONENTS
 from playbooks.facts import Facts, PodFacts
-from playbooks.karpenter.nodeclaim import LAUNCH_TTL_S, REGISTRATION_TTL_S, age_seconds, conditions as claim_conditions, stage
 from playbooks.fixes import render_fix
+from playbooks.karpenter.nodeclaim import (
+    LAUNCH_TTL_S, REGISTRATION_TTL_S, age_seconds, conditions as claim_conditions, nominated_claims, stage,
+)
 from playbooks.model import Evidence, Finding
 
 KUEUE_GATE = "kueue.x-k8s.io/admission"
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-_NOMINATED = re.compile(r"nodeclaim/(?P<claim>[a-z0-9][-a-z0-9.]*)(?:, node/(?P<node>[a-z0-9][-a-z0-9.]*))?")
 
 
 def analyze(facts: Facts):
@@ -37,11 +37,10 @@ def analyze(facts: Facts):
             continue
         nominated = _nomination(pod)
         if nominated is not None:
-            claim = _NOMINATED.search(nominated.get("message") or nominated.get("note") or "").group("claim")
-            waiting.setdefault(claim, []).append((pod, nominated))
-    for pods in waiting.values():
+            waiting.setdefault(nominated[1], []).append((pod, nominated[0]))
+    for claim, pods in waiting.items():
         pod, nominated = pods[0]
-        finding = _provisioning(pod, nominated, facts, others=len(pods) - 1)
+        finding = _provisioning(pod, nominated, claim, facts, others=len(pods) - 1)
         if finding is not None:
             for each, event in pods:
                 on_its_way[each.name] = event_time(event)
@@ -110,17 +109,19 @@ def _gated_pod(pod: PodFacts, gates: list[str], facts: Facts) -> Finding:
 
 # -- a node on its way -----------------------------------------------------------------------------
 
-def _nomination(pod: PodFacts) -> dict | None:
-    """The latest Nominated event Karpenter (or EKS Auto Mode) recorded for the pod."""
-    nominated = [e for e in pod.events if e.get("reason") == "Nominated"
-                 and any(c in event_component(e) for c in ("karpenter", "eks-auto-mode"))
-                 and _NOMINATED.search(e.get("message") or e.get("note") or "")]
-    return max(nominated, key=event_time) if nominated else None
+def _nomination(pod: PodFacts) -> tuple[dict, str] | None:
+    """The latest Nominated event Karpenter (or EKS Auto Mode) recorded for the pod, and its NodeClaim."""
+    found: list[tuple[dict, str]] = []
+    for event in pod.events:
+        if event.get("reason") != "Nominated" or not any(c in event_component(event) for c in KARPENTER_COMPONENTS):
+            continue
+        claims = nominated_claims(event.get("message") or event.get("note") or "")
+        if claims:
+            found.append((event, claims[0]))
+    return max(found, key=lambda item: event_time(item[0])) if found else None
 
 
-def _provisioning(pod: PodFacts, event: dict, facts: Facts, *, others: int = 0) -> Finding | None:
-    found = _NOMINATED.search(event.get("message") or event.get("note") or "")
-    name = found.group("claim")
+def _provisioning(pod: PodFacts, event: dict, name: str, facts: Facts, *, others: int = 0) -> Finding | None:
     claim = facts.nodeclaims.get(name)
     evidence = [ev.from_event(pod.ref, event)]
     if claim is None and "nodeclaims" not in facts.unread:

@@ -7,11 +7,20 @@ NodeClaim at Initialized=Unknown until someone acts.
 """
 from __future__ import annotations
 
+import re
 from datetime import datetime, timezone
 
 LAUNCH_TTL_S = 5 * 60
 REGISTRATION_TTL_S = 15 * 60
 STUCK_REASONS = ("ResourceNotRegistered",)
+# pkg/controllers/provisioning/scheduling/events.go NominatePodEvent: "Pod should schedule on:
+# nodeclaim/<n>[, node/<n>]"; before v1 (v1alpha5) the claim was a Machine: "machine/<n>".
+_NOMINATED = re.compile(r"(?:nodeclaim|machine)/(?P<name>[a-z0-9][-a-z0-9.]*)")
+
+
+def nominated_claims(message: str) -> list[str]:
+    """The NodeClaims (or Machines) a Nominated event names."""
+    return [m.group("name") for m in _NOMINATED.finditer(message or "")]
 
 
 def conditions(claim: dict) -> dict[str, dict]:

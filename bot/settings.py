@@ -49,6 +49,16 @@ class Settings:
     shutdown_grace: float = 20.0
     # Incident store: SQLite file by default, postgresql+psycopg://... in production.
     database_url: str = ""
+    # Who may read what from where, who approves (see README "Security model"); None: no policy file,
+    # every channel reads everything and remediations are off.
+    policy_path: str | None = None
+    # Key that signs button values (HMAC-SHA256); None: derived from the Slack signing secret (or app
+    # token), so every replica of one app signs alike without another secret to distribute.
+    button_key: str | None = None
+    # Seconds a button stays usable after its message was posted.
+    button_ttl: float = 7 * 24 * 3600.0
+    # The cluster's name in the policy when gpubot runs in-cluster (kubeconfig contexts name themselves).
+    cluster_name: str | None = None
 
     def require_slack(self) -> None:
         """Fail at start-up, naming the variable, rather than on the first Slack request."""
@@ -133,7 +143,18 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         progress_interval=_float(env, "GPUBOT_PROGRESS_INTERVAL", 1.0),
         shutdown_grace=_float(env, "GPUBOT_SHUTDOWN_GRACE", 20.0),
         database_url=env.get("GPUBOT_DATABASE_URL") or _default_database(env),
+        policy_path=env.get("GPUBOT_POLICY") or None,
+        button_key=_button_key(env),
+        button_ttl=_float(env, "GPUBOT_BUTTON_TTL", 7 * 24 * 3600.0),
+        cluster_name=env.get("GPUBOT_CLUSTER_NAME") or None,
     )
+
+
+def _button_key(env: Mapping[str, str]) -> str | None:
+    raw = env.get("GPUBOT_BUTTON_KEY") or None
+    if raw is not None and len(raw) < 32:
+        raise SettingsError("GPUBOT_BUTTON_KEY must be at least 32 characters (e.g. `openssl rand -hex 32`)")
+    return raw
 
 
 def _default_database(env: Mapping[str, str]) -> str:

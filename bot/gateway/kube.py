@@ -69,7 +69,7 @@ def connect(settings: Settings, *, context: str | None = None) -> "ClusterGatewa
                 raise ClusterConfigError(
                     "no kubeconfig found and not running in a cluster: set KUBECONFIG or pass --kubeconfig"
                 ) from None
-            info = ContextInfo(name="in-cluster", server=configuration.host, region=None, ec2_endpoint=None)
+            info = ContextInfo(name=settings.cluster_name or "in-cluster", server=configuration.host, region=None, ec2_endpoint=None)
             return ClusterGateway(settings=settings, info=info, configuration=configuration)
         raise
     info = read_context(path, context)

@@ -78,6 +78,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     store_cli.add_parsers(sub)
 
+    policy = sub.add_parser("policy", help="the policy file (GPUBOT_POLICY): who may read what, from where")
+    policy_sub = policy.add_subparsers(dest="policy_command", required=True, parser_class=_Parser)
+    p = policy_sub.add_parser("check", help="validate a policy file and say what it opens (exit 2 when invalid)")
+    p.add_argument("file", help="the policy.yaml to check")
+
     p = sub.add_parser("demo", help="diagnose every seed incident on the simulated cluster")
     p.add_argument("--json", action="store_true")
     return parser
@@ -121,6 +126,8 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         from bot import store_cli
 
         return store_cli.run_db(args, settings) if args.command == "db" else store_cli.run_incidents(args, settings)
+    if args.command == "policy":
+        return _policy_check(args.file)
     if args.command == "serve":
         from bot.serve import run
 
@@ -134,6 +141,13 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
 
         return demo.run(settings, as_json=args.json)
     raise UserError(f"unknown command {args.command}")
+
+
+def _policy_check(path: str) -> int:
+    from bot.policy import describe, load_policy
+
+    print(describe(load_policy(path)))  # PolicyError: one line, exit 2, through main()
+    return EXIT_OK
 
 
 def _print(diagnosis, *, as_json: bool) -> None:

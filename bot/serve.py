@@ -17,6 +17,7 @@ def run(settings: Settings) -> int:
     from bot.app import create_app, work_pool
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    log.info("gpubot: %s", check_policy(settings))
     app = create_app(settings)
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -40,6 +41,14 @@ def run(settings: Settings) -> int:
     # Lazy listeners run on non-daemon pool threads; an interpreter exit would wait for them without
     # limit. Whatever outlived the grace period is dropped on purpose.
     os._exit(0)
+
+
+def check_policy(settings: Settings) -> str:
+    """Read the policy file once before anything listens, so an invalid one stops start-up with its line
+    and reason (PolicyError, exit 2); the app reads and reloads its own from the same settings."""
+    from bot.policy import PolicySource
+
+    return PolicySource.from_settings(settings).describe()
 
 
 def _finish_work(pool: WorkPool, grace: float) -> None:

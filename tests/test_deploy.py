@@ -35,3 +35,28 @@ def test_deployment_shares_one_database_and_outlives_the_shutdown_grace():
     assert [c["args"] for c in pod["initContainers"]] == [["db", "upgrade"]]
     # The kubelet's SIGKILL must not come before the bot's own grace period ends.
     assert float(env["GPUBOT_SHUTDOWN_GRACE"]["value"]) < pod["terminationGracePeriodSeconds"]
+
+
+def test_the_policy_configmap_is_a_valid_policy_mounted_where_gpubot_policy_points():
+    from bot.policy import parse_policy
+
+    kube = DEPLOY / "kubernetes"
+    [configmap] = [d for d in yaml.safe_load_all((kube / "policy-configmap.yaml").read_text())
+                   if d and d["kind"] == "ConfigMap"]
+    assert configmap["metadata"]["name"] == "gpubot-policy"
+    policy = parse_policy(configmap["data"]["policy.yaml"], source="policy-configmap.yaml")
+    assert "policy-configmap.yaml" in yaml.safe_load((kube / "kustomization.yaml").read_text())["resources"]
+
+    [deployment] = [d for d in yaml.safe_load_all((kube / "deployment.yaml").read_text())
+                    if d and d["kind"] == "Deployment"]
+    pod = deployment["spec"]["template"]["spec"]
+    container = pod["containers"][0]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    [volume] = [v for v in pod["volumes"] if v.get("configMap", {}).get("name") == "gpubot-policy"]
+    [mount] = [m for m in container["volumeMounts"] if m["name"] == volume["name"]]
+    # A subPath mount never sees the ConfigMap's updates; the directory mount does, and gpubot reloads.
+    assert "subPath" not in mount and mount["readOnly"] is True
+    assert env["GPUBOT_POLICY"] == f"{mount['mountPath']}/policy.yaml"
+    # In-cluster, the cluster is known by GPUBOT_CLUSTER_NAME: the example's channels must name it.
+    channel_clusters = {c for grant in policy.channels.values() for c in grant.clusters}
+    assert channel_clusters == {env["GPUBOT_CLUSTER_NAME"]}

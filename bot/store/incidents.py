@@ -3,6 +3,10 @@
 The only module that speaks SQL. It hands out plain frozen dataclasses, never ORM objects, so
 handlers and renderers cannot lazily query by accident. Writes retry transient database errors
 with backoff; when the database stays down, callers get StoreUnavailable and answer without it.
+
+Reads and actions take the asker's ``access``: an incident they may not read is, to them, one that
+does not exist (same error, same words), so a refusal never tells whether it is there. Text is
+redacted on the way in, including what people type.
 """
 from __future__ import annotations
 
@@ -19,8 +23,11 @@ from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from bot.errors import GpubotError, NotFoundError, UserError
+from bot.policy.model import Access
 from bot.store.models import BotThread, DiagnosisRun, FindingRecord, Incident, TimelineEntry
+from bot.store.visibility import may_read_incident, visible
 from playbooks.model import SEVERITIES, Diagnosis, Finding
+from playbooks.redact import redact, redact_diagnosis
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -150,6 +157,8 @@ class IncidentStore:
 
     def record_diagnosis(self, diagnosis: Diagnosis, *, actor: str, source: str) -> Recorded | None:
         """Open or update the incident of this diagnosis; None when it found nothing above info."""
+        # The engine redacts already; the store does too, because whatever lands here is kept for years.
+        diagnosis = redact_diagnosis(diagnosis)
         first = next((f for f in diagnosis.findings if f.severity != "info"), None)
         if first is None:
             return None
@@ -236,9 +245,9 @@ class IncidentStore:
                 incident.slack_channel, incident.slack_ts = channel, ts
         self._tx(work)
 
-    def acknowledge(self, incident_id: int, *, actor: str) -> IncidentView:
+    def acknowledge(self, incident_id: int, *, actor: str, access: Access | None = None) -> IncidentView:
         def work(session: Session) -> IncidentView:
-            incident = self._get(session, incident_id)
+            incident = self._get(session, incident_id, access)
             if incident.status == "resolved":
                 raise UserError(f"incident #{incident_id} is already resolved")
             if incident.status != "acknowledged":
@@ -248,9 +257,13 @@ class IncidentStore:
             return _view(incident)
         return self._tx(work)
 
-    def resolve(self, incident_id: int, *, actor: str, resolution: str | None = None) -> IncidentView:
+    def resolve(self, incident_id: int, *, actor: str, resolution: str | None = None,
+                access: Access | None = None) -> IncidentView:
+        # People paste the command that fixed it, token and all.
+        resolution = redact(resolution) if resolution else resolution
+
         def work(session: Session) -> IncidentView:
-            incident = self._get(session, incident_id)
+            incident = self._get(session, incident_id, access)
             if incident.status == "resolved":
                 raise UserError(f"incident #{incident_id} is already resolved")
             now = self._clock()
@@ -263,20 +276,20 @@ class IncidentStore:
     def add_timeline(self, incident_id: int, *, kind: str, actor: str, detail: str = "") -> None:
         def work(session: Session) -> None:
             incident = self._get(session, incident_id)
-            session.add(TimelineEntry(incident=incident, at=self._clock(), kind=kind, actor=actor, detail=detail))
+            session.add(TimelineEntry(incident=incident, at=self._clock(), kind=kind, actor=actor, detail=redact(detail)))
         self._tx(work)
 
-    def _get(self, session: Session, incident_id: int) -> Incident:
+    def _get(self, session: Session, incident_id: int, access: Access | None = None) -> Incident:
         incident = session.get(Incident, incident_id)
-        if incident is None:
+        if incident is None or not may_read_incident(access, incident):
             raise NotFoundError(f"there is no incident #{incident_id}.")
         return incident
 
     # -- reading -----------------------------------------------------------------------------------
 
-    def get(self, incident_id: int) -> IncidentDetail:
+    def get(self, incident_id: int, *, access: Access | None = None) -> IncidentDetail:
         def work(session: Session) -> IncidentDetail:
-            incident = self._get(session, incident_id)
+            incident = self._get(session, incident_id, access)
             timeline = [TimelineView(_aware(e.at), e.kind, e.actor, e.detail) for e in incident.timeline]
             run = session.scalars(select(DiagnosisRun).where(DiagnosisRun.incident_id == incident_id)
                                   .order_by(DiagnosisRun.id.desc())).first()
@@ -285,12 +298,14 @@ class IncidentStore:
             return IncidentDetail(_view(incident), timeline, findings)
         return self._tx(work)
 
-    def list(self, *, status: str = "open", since: timedelta | None = None, limit: int = 50) -> list[IncidentView]:
+    def list(self, *, status: str = "open", since: timedelta | None = None, limit: int = 50,
+             access: Access | None = None) -> list[IncidentView]:
+        """The newest ``limit`` incidents ``access`` may read (filtered first, so others' cannot crowd them out)."""
         if status not in ("open", "all"):
             raise UserError(f"list open or all incidents, not {status!r}")
 
         def work(session: Session) -> list[IncidentView]:
-            query = select(Incident)
+            query = select(Incident).where(visible(access, dialect=self.engine.dialect.name))
             if status == "open":
                 query = query.where(Incident.status != "resolved")
             if since is not None:
@@ -300,11 +315,12 @@ class IncidentStore:
             return sorted(views, key=lambda v: (v.status == "resolved", SEVERITIES.index(v.severity), -v.updated_at.timestamp()))
         return self._tx(work)
 
-    def counts_by_code(self, *, since: timedelta = WEEK) -> dict[str, int]:
-        """How often each problem was diagnosed in the window (diagnosis runs per incident code)."""
+    def counts_by_code(self, *, since: timedelta = WEEK, access: Access | None = None) -> dict[str, int]:
+        """How often each problem ``access`` may read was diagnosed in the window (runs per incident code)."""
         def work(session: Session) -> dict[str, int]:
             rows = session.execute(select(Incident.code, func.count(DiagnosisRun.id)).join(DiagnosisRun)
-                                   .where(DiagnosisRun.at >= self._clock() - since)
+                                   .where(DiagnosisRun.at >= self._clock() - since,
+                                          visible(access, dialect=self.engine.dialect.name))
                                    .group_by(Incident.code).order_by(func.count(DiagnosisRun.id).desc())).all()
             return {code: count for code, count in rows}
         return self._tx(work)

@@ -6,6 +6,7 @@ import logging
 from slack_bolt import App
 from slack_sdk import WebClient
 
+from bot.policy.source import PolicySource
 from bot.service import DiagnosisService
 from bot.settings import Settings
 from bot.store import IncidentStore, check_current, make_engine
@@ -34,7 +35,10 @@ def create_app(settings: Settings, *, service: DiagnosisService | None = None) -
         token_verification_enabled=True,
         request_verification_enabled=settings.slack_mode == "http",
     )
-    deps = Deps(service=service or DiagnosisService(settings), settings=settings, store=IncidentStore(engine))
+    # The policy is read now: an invalid file stops start-up with its line and reason.
+    service = service or DiagnosisService(settings, policy=PolicySource.from_settings(settings))
+    log.info("gpubot: %s", service.policy.describe())
+    deps = Deps(service=service, settings=settings, store=IncidentStore(engine))
     register_listeners(app, deps)
 
     @app.error

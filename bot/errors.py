@@ -38,3 +38,8 @@ class ClusterUnreachable(ClusterError):
 
 class ClusterConfigError(ClusterError):
     """No usable kubeconfig / context: say how to point gpubot at a cluster."""
+
+
+class Refused(UserError):
+    """The policy does not open this to the asker here; the message names what was asked, never whether
+    it exists."""

@@ -1,13 +1,22 @@
-"""What a button carries: small, typed, validated on the way back in.
+"""What a button carries: small, typed, signed by the bot, validated on the way back in.
 
-Slack echoes a button's ``value`` (at most 2000 characters) in the click's payload; a click may be
-forged or replayed like any request, so every value is decoded through the same validation as
-typed input before anything acts on it.
+Slack signs the request a click arrives in, but the button's ``value`` (at most 2000 characters) is
+only as trustworthy as whoever wrote the message, and a click may be forged or replayed like any
+request. So every value the bot sends is sealed (:class:`Signer`: HMAC-SHA256 over the value, the
+conversation it was posted in and when), and a click is acted on only after the seal is checked and
+the value decoded through the same validation as typed input. What it names is then authorised again
+for the person who clicked (``bot.service``).
 """
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import json
+import os
+import time
 from dataclasses import dataclass
+from typing import Callable
 
 from bot.errors import UserError
 from bot.targets import KINDS, validate_context, validate_name, validate_namespace
@@ -19,11 +28,81 @@ ACTION_EVIDENCE = "gpubot.show_evidence"
 ACTION_APPROVAL = "gpubot.request_approval"
 ACTION_ACKNOWLEDGE = "gpubot.incident_acknowledge"
 ACTION_RESOLVE = "gpubot.incident_resolve"
+ACTION_SHARE = "gpubot.share_explanation"
+# Modal private_metadata is sealed like a button value, under these names.
+META_EXPLAIN = "gpubot.modal.explain"
+META_RESOLVE = "gpubot.modal.resolve"
 MAX_VALUE = 2000
 
 
 class PayloadError(UserError):
     pass
+
+
+SEAL_PREFIX = "g1."
+_KEY_LABEL = b"gpubot button values v1"
+
+
+class Signer:
+    """Seals values the bot sends in buttons and modal metadata; opens them when they come back.
+
+    A sealed value is ``g1.<payload>.<mac>``: the payload (base64url JSON of the value, the action it
+    belongs to, the conversation it was posted in, when) and its HMAC-SHA256 under the bot's key.
+    A value from another action, another conversation, past its time-to-live or altered in any byte is
+    refused before it is parsed.
+    """
+
+    def __init__(self, key: bytes, *, ttl: float, clock: Callable[[], float] = time.time) -> None:
+        if len(key) < 32:
+            raise ValueError("a button signing key needs at least 32 bytes")
+        self._key = key
+        self.ttl = ttl
+        self._clock = clock
+
+    @classmethod
+    def from_settings(cls, settings) -> "Signer":
+        """GPUBOT_BUTTON_KEY, else a key derived from the Slack app's own secret, so every replica of one
+        app agrees without another secret to distribute; else (no secret at all) one per process."""
+        if settings.button_key:
+            key = settings.button_key.encode("utf-8")
+        else:
+            secret = settings.slack_signing_secret or settings.slack_app_token or settings.slack_bot_token
+            key = hmac.new(secret.encode("utf-8"), _KEY_LABEL, hashlib.sha256).digest() if secret else os.urandom(32)
+        return cls(key, ttl=settings.button_ttl)
+
+    def _mac(self, payload: str) -> str:
+        digest = hmac.new(self._key, payload.encode("ascii"), hashlib.sha256).digest()
+        return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
+
+    def seal(self, value: str, *, action: str, conversation: str | None) -> str:
+        """``conversation``: the channel the value is posted in (None: a user's DM or App Home, checked
+        by the authorisation of the click alone)."""
+        body = json.dumps({"v": value, "a": action, "c": conversation, "t": int(self._clock())},
+                          separators=(",", ":"), sort_keys=True)
+        payload = base64.urlsafe_b64encode(body.encode("utf-8")).rstrip(b"=").decode("ascii")
+        sealed = f"{SEAL_PREFIX}{payload}.{self._mac(payload)}"
+        if len(sealed) > MAX_VALUE:
+            raise ValueError(f"sealed value of {len(sealed)} characters exceeds Slack's {MAX_VALUE}")
+        return sealed
+
+    def open(self, sealed: object, *, action: str, conversation: str | None) -> str:
+        """The value sealed for ``action``; PayloadError (one line, nothing revealed) otherwise."""
+        if not isinstance(sealed, str) or len(sealed) > MAX_VALUE or not sealed.startswith(SEAL_PREFIX):
+            raise PayloadError("this button was not sent by gpubot")
+        payload, _, mac = sealed[len(SEAL_PREFIX):].partition(".")
+        if not payload or not hmac.compare_digest(mac.encode("ascii", "replace"), self._mac(payload).encode("ascii")):
+            raise PayloadError("this button was not sent by gpubot")
+        try:
+            body = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+        except ValueError:
+            raise PayloadError("this button was not sent by gpubot") from None
+        if body.get("a") != action or not isinstance(body.get("v"), str) or not isinstance(body.get("t"), int):
+            raise PayloadError("this button was not sent by gpubot")
+        if body.get("c") is not None and body["c"] != conversation:
+            raise PayloadError("this button belongs to another conversation: use it where it was posted")
+        if self._clock() - body["t"] > self.ttl:
+            raise PayloadError("this button has expired: run the command again for a fresh answer")
+        return body["v"]
 
 
 @dataclass(frozen=True)
@@ -56,6 +135,27 @@ class TargetRef:
         except UserError as exc:
             raise PayloadError(f"this button's target is not valid: {exc}") from None
         return cls(kind=raw["k"], name=name, namespace=ns, cluster=cluster)
+
+
+def seal_blocks(blocks: list[dict] | None, signer: Signer, *, conversation: str | None) -> list[dict] | None:
+    """A copy of ``blocks`` with every gpubot button's value sealed for the conversation it is sent to:
+    the one place values leave, so none leaves unsigned."""
+    if blocks is None:
+        return None
+
+    def walk(node):
+        if isinstance(node, list):
+            return [walk(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        out = {key: walk(value) for key, value in node.items()}
+        action = out.get("action_id")
+        if out.get("type") == "button" and isinstance(action, str) and action.startswith("gpubot.") and "value" in out \
+                and not str(out["value"]).startswith(SEAL_PREFIX):
+            out["value"] = signer.seal(str(out["value"]), action=action, conversation=conversation)
+        return out
+
+    return walk(blocks)
 
 
 def _dump(obj: dict) -> str:
@@ -138,3 +238,14 @@ def decode_incident(value: str) -> int:
     if not isinstance(raw, int) or isinstance(raw, bool) or not 0 < raw < 2**31:
         raise PayloadError("this button's incident is not valid")
     return raw
+
+
+def encode_share(token: str) -> str:
+    return _dump({"share": token})
+
+
+def decode_share(value: str) -> str:
+    token = _load(value).get("share")
+    if not isinstance(token, str) or not 8 <= len(token) <= 64 or not token.replace("-", "").replace("_", "").isalnum():
+        raise PayloadError("this button's value is not valid")
+    return token

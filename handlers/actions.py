@@ -1,14 +1,18 @@
-"""Buttons on a diagnosis: Re-run, Show evidence, Request approval. Every value is decoded and
-validated before use: a click is untrusted input like any other request."""
+"""Buttons on a diagnosis: Re-run, Show evidence, Request approval, Share in channel.
+
+A click is untrusted input like any other request: its value is opened only if gpubot sealed it for
+this action in this conversation (bot.payloads.Signer), decoded through the same validation as typed
+input, and what it names is authorised again for the person who clicked (bot.service)."""
 from __future__ import annotations
 
 import json
 
 from slack_bolt import App
 
-from bot.errors import GpubotError, UserError
+from bot.errors import GpubotError
 from bot.payloads import (
-    ACTION_APPROVAL, ACTION_EVIDENCE, ACTION_RERUN, decode_approval, decode_evidence, decode_target, encode_target,
+    ACTION_APPROVAL, ACTION_EVIDENCE, ACTION_RERUN, ACTION_SHARE, decode_approval, decode_evidence, decode_share,
+    decode_target, encode_target,
 )
 from bot.render.blocks import approval_preview_blocks, evidence_messages
 from handlers import flows
@@ -18,37 +22,47 @@ from handlers.reply import Reply
 from playbooks.remediations import merge_patch
 
 
-def reply_for(body: dict, client) -> Reply:
+def click_channel(body: dict) -> str | None:
+    """The conversation the click came from, as Slack (not the button) states it."""
     container = body.get("container") or {}
+    return container.get("channel_id") or (body.get("channel") or {}).get("id")
+
+
+def reply_for(body: dict, client, deps: Deps) -> Reply:
     message = body.get("message") or {}
-    channel = container.get("channel_id") or (body.get("channel") or {}).get("id")
+    container = body.get("container") or {}
+    user = (body.get("user") or {}).get("id")
+    channel = click_channel(body) or user
     thread = message.get("thread_ts") or container.get("message_ts")
-    return Reply(client=client, channel=channel, user=(body.get("user") or {}).get("id"), thread_ts=thread)
+    return deps.reply(client, channel=channel, user=user, thread_ts=thread)
 
 
-def _value(body: dict) -> str:
+def opened_value(body: dict, deps: Deps, action: str) -> str:
+    """The button's value, if gpubot sealed it for ``action`` in this conversation; PayloadError if not."""
     actions = body.get("actions") or [{}]
-    return str(actions[0].get("value", ""))
+    return deps.signer.open(str(actions[0].get("value", "")), action=action, conversation=click_channel(body))
 
 
 def register(app: App, deps: Deps) -> None:
     @guarded
     def rerun(body, client):
-        reply = reply_for(body, client)
+        reply = reply_for(body, client, deps)
         try:
-            ref = decode_target(_value(body))
-        except UserError as exc:
+            ref = decode_target(opened_value(body, deps, ACTION_RERUN))
+        except GpubotError as exc:
             reply.error(str(exc))
             return
         flows.run_diagnosis(reply, deps, target=ref.text, namespace=ref.namespace, cluster=ref.cluster)
 
     @guarded
     def show_evidence(body, client):
-        reply = reply_for(body, client)
+        reply = reply_for(body, client, deps)
+        asker = deps.asker(reply.user, click_channel(body))
         try:
-            ref = decode_evidence(_value(body))
+            ref = decode_evidence(opened_value(body, deps, ACTION_EVIDENCE))
+            deps.service.check_read(asker, cluster=ref.target.cluster, namespace=ref.target.namespace)
             diagnosis = deps.diagnoses.get(encode_target(ref.target)) or deps.service.diagnose(
-                ref.target.text, namespace=ref.target.namespace, context=ref.target.cluster)
+                ref.target.text, namespace=ref.target.namespace, context=ref.target.cluster, asker=asker)
         except GpubotError as exc:
             reply.error(str(exc))
             return
@@ -62,15 +76,29 @@ def register(app: App, deps: Deps) -> None:
 
     @guarded
     def request_approval(body, client):
-        reply = reply_for(body, client)
+        reply = reply_for(body, client, deps)
         try:
-            request = decode_approval(_value(body))
-        except UserError as exc:
+            request = decode_approval(opened_value(body, deps, ACTION_APPROVAL))
+            deps.service.check_remediation(deps.asker(reply.user, click_channel(body)), request.remediation,
+                                           cluster=request.target.cluster, namespace=request.target.namespace)
+        except GpubotError as exc:
             reply.error(str(exc))
             return
         patch = json.dumps(merge_patch(request.remediation), indent=2)
         reply.private(text=f"Change proposed: {request.remediation.kind} on {request.remediation.target}",
                       blocks=approval_preview_blocks(request, patch))
 
-    for action_id, lazy in ((ACTION_RERUN, rerun), (ACTION_EVIDENCE, show_evidence), (ACTION_APPROVAL, request_approval)):
+    @guarded
+    def share(body, client):
+        reply = reply_for(body, client, deps)
+        try:
+            token = decode_share(opened_value(body, deps, ACTION_SHARE))
+        except GpubotError as exc:
+            reply.error(str(exc))
+            return
+        reply.thread_ts = None  # the shared answer is a message of its own, not a reply to a private one
+        flows.share_explanation(reply, deps, token=token)
+
+    for action_id, lazy in ((ACTION_RERUN, rerun), (ACTION_EVIDENCE, show_evidence), (ACTION_APPROVAL, request_approval),
+                            (ACTION_SHARE, share)):
         app.action(action_id)(ack=lambda ack: ack(), lazy=[lazy])

@@ -12,6 +12,7 @@ from handlers import flows
 from handlers.deps import Deps
 from handlers.guard import guarded
 from handlers.reply import Reply
+from bot.payloads import META_EXPLAIN
 
 
 def register(app: App, deps: Deps) -> None:
@@ -34,15 +35,17 @@ def register(app: App, deps: Deps) -> None:
         except UserError:
             return  # already answered in the ack
         channel, user = command["channel_id"], command["user_id"]
-        reply = Reply(client=client, channel=channel, user=user, respond=respond)
+        reply = deps.reply(client, channel=channel, user=user, respond=respond)
         if parsed.action in ("why-pending", "diagnose"):
-            flows.run_diagnosis(reply, deps, target=parsed.target, namespace=deps.namespace_for(channel, parsed.namespace),
-                                cluster=parsed.cluster)
+            flows.run_diagnosis(reply, deps, target=parsed.target, namespace=parsed.namespace, cluster=parsed.cluster)
         elif parsed.action == "explain":
             if parsed.text:
-                flows.explain(reply, deps, text=parsed.text, private=False)
+                flows.explain(reply, deps, text=parsed.text, private=True)
             else:
-                client.views_open(trigger_id=body["trigger_id"], view=explain_modal(channel_id=channel))
+                view = explain_modal(channel_id=channel)
+                view["private_metadata"] = deps.signer.seal(view["private_metadata"], action=META_EXPLAIN,
+                                                            conversation=None)
+                client.views_open(trigger_id=body["trigger_id"], view=view)
         elif parsed.action in ("nodes", "nodepools"):
             _fleet(reply, deps, parsed)
         elif parsed.action in ("incidents", "incident"):
@@ -52,12 +55,13 @@ def register(app: App, deps: Deps) -> None:
 
 
 def _fleet(reply: Reply, deps: Deps, parsed: GpuCommand) -> None:
+    asker = deps.asker(reply.user, reply.channel)
     try:
         if parsed.action == "nodes":
-            report = deps.service.nodes(context=parsed.cluster)
+            report = deps.service.nodes(context=parsed.cluster, asker=asker)
             reply.post(text=f"GPU nodes in {report.cluster}", blocks=nodes_blocks(report))
         else:
-            report = deps.service.nodepools(context=parsed.cluster)
+            report = deps.service.nodepools(context=parsed.cluster, asker=asker)
             reply.post(text=f"GPU NodePools in {report.cluster}", blocks=nodepools_blocks(report))
     except GpubotError as exc:
         reply.error(str(exc))
@@ -69,11 +73,12 @@ def _incidents(reply: Reply, deps: Deps, parsed: GpuCommand) -> None:
     try:
         if deps.store is None:
             raise UserError("incidents are not recorded in this installation")
+        access = deps.service.access(deps.asker(reply.user, reply.channel))
         if parsed.action == "incident":
-            detail = deps.store.get(parsed.incident_id)
+            detail = deps.store.get(parsed.incident_id, access=access)
             reply.post(text=f"Incident #{detail.incident.id}: {detail.incident.title}", blocks=incident_detail_blocks(detail))
         else:
-            incidents = deps.store.list(status=parsed.status, since=parse_since(parsed.since), limit=200)
+            incidents = deps.store.list(status=parsed.status, since=parse_since(parsed.since), limit=200, access=access)
             title = f"{'Open' if parsed.status == 'open' else 'All'} incidents" + (f" (last {parsed.since})" if parsed.since else "")
             reply.post(text=title, blocks=incident_list_blocks(incidents, title=title))
     except GpubotError as exc:

@@ -3,11 +3,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from slack_sdk import WebClient
+
+from bot.payloads import Signer
 from bot.recent import Recent
-from bot.service import DiagnosisService
+from bot.service import Asker, DiagnosisService
 from bot.settings import Settings
 from bot.store import IncidentStore
 from bot.threads import BotThreads
+from handlers.reply import Reply
 from playbooks.model import Diagnosis
 
 
@@ -16,13 +20,22 @@ class Deps:
     service: DiagnosisService
     settings: Settings
     store: IncidentStore | None = None
+    # Seals every button value and modal metadata the bot sends; opens them when they come back.
+    signer: Signer = field(init=False)
     # Threads the bot answered in: a log pasted there gets explained (shared through the store).
     threads: BotThreads = field(init=False)
     # target key -> its latest diagnosis, for "Show evidence" without a second run.
     diagnoses: Recent[Diagnosis] = field(default_factory=lambda: Recent(500))
+    # Private explanations of pasted text, held for their "Share in channel" button (key: random id).
+    explanations: Recent[tuple[str, Diagnosis]] = field(default_factory=lambda: Recent(200))
 
     def __post_init__(self) -> None:
         self.threads = BotThreads(self.store)
+        self.signer = Signer.from_settings(self.settings)
 
-    def namespace_for(self, channel: str | None, explicit: str | None) -> str:
-        return explicit or self.settings.channel_namespaces.get(channel or "", "") or self.settings.namespace
+    def reply(self, client: WebClient, *, channel: str, user: str | None, **kwargs) -> Reply:
+        return Reply(client=client, channel=channel, user=user, signer=self.signer, **kwargs)
+
+    @staticmethod
+    def asker(user: str | None, channel: str | None) -> Asker:
+        return Asker(user=user, channel=channel)

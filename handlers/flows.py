@@ -1,12 +1,13 @@
 """The interactions several surfaces share: run a diagnosis visibly, explain a pasted log."""
 from __future__ import annotations
 
+import secrets
 import threading
 import time
 
-from bot.errors import GpubotError, NotFoundError
+from bot.errors import GpubotError, NotFoundError, Refused
 from bot.payloads import TargetRef, encode_target
-from bot.render.blocks import diagnosis_blocks, diagnosis_text, error_blocks, progress_blocks
+from bot.render.blocks import diagnosis_blocks, diagnosis_text, error_blocks, progress_blocks, share_blocks, shared_note_blocks
 from handlers import recording
 from handlers.deps import Deps
 from handlers.reply import Reply
@@ -16,8 +17,15 @@ MAX_BLOCKS = 50
 
 def run_diagnosis(reply: Reply, deps: Deps, *, target: str, namespace: str | None, cluster: str | None) -> None:
     """Post "Diagnosing X ..." at once, keep it updated while facts are gathered, replace it with the
-    diagnosis. An unknown target becomes a private note with close names; a cluster that does not
-    answer becomes a one-line error in place of the diagnosis."""
+    diagnosis. What the asker may not read is refused privately before anything is posted or read; an
+    unknown target becomes a private note with close names; a cluster that does not answer becomes a
+    one-line error in place of the diagnosis."""
+    asker = deps.asker(reply.user, reply.channel)
+    try:
+        deps.service.check_read(asker, cluster=cluster, namespace=namespace)
+    except GpubotError as exc:
+        reply.error(str(exc))
+        return
     started = time.monotonic()
     shown = [target]
     reply.post(text=f"Diagnosing {target} ...", blocks=progress_blocks(target, "looking it up"))
@@ -37,13 +45,18 @@ def run_diagnosis(reply: Reply, deps: Deps, *, target: str, namespace: str | Non
         progress("reading pods and events", force=True)
 
     try:
-        diagnosis = deps.service.diagnose(target, namespace=namespace, context=cluster, on_resolved=resolved, progress=progress)
+        diagnosis = deps.service.diagnose(target, namespace=namespace, context=cluster, asker=asker,
+                                          on_resolved=resolved, progress=progress)
     except NotFoundError as exc:
         if reply.thread_ts is None:
             reply.withdraw()
             reply.error(str(exc))
         else:
             reply.update(text=str(exc), blocks=error_blocks(str(exc)))
+        return
+    except Refused as exc:
+        reply.withdraw()
+        reply.error(str(exc))
         return
     except GpubotError as exc:
         reply.update(text=str(exc), blocks=error_blocks(str(exc)))
@@ -65,10 +78,28 @@ def _fit(diagnosis, extra: list[dict]) -> list[dict]:
 
 
 def explain(reply: Reply, deps: Deps, *, text: str, private: bool) -> None:
+    """Explain pasted text. Text pasted privately (``/gpu explain``, the form) is answered privately,
+    with a button to share the explanation in the channel."""
     try:
         diagnosis = deps.service.explain(text.encode("utf-8"), source="pasted log")
     except GpubotError as exc:
         reply.error(str(exc))
         return
-    answer = {"text": diagnosis_text(diagnosis), "blocks": diagnosis_blocks(diagnosis)}
-    reply.private(**answer) if private else reply.post(**answer)
+    if not private:
+        reply.post(text=diagnosis_text(diagnosis), blocks=diagnosis_blocks(diagnosis))
+        return
+    token = secrets.token_urlsafe(16)
+    deps.explanations.put(token, (reply.user or "", diagnosis))
+    share = share_blocks(token) if reply.channel[:1] in ("C", "G") else []
+    reply.private(text=diagnosis_text(diagnosis), blocks=_fit(diagnosis, share))
+
+
+def share_explanation(reply: Reply, deps: Deps, *, token: str) -> None:
+    """Post a private explanation in the channel, at the request of the person it was made for."""
+    held = deps.explanations.get(token)
+    if held is None or held[0] != (reply.user or ""):
+        reply.error("this explanation is no longer held by gpubot: paste the text again with /gpu explain")
+        return
+    diagnosis = held[1]
+    reply.post(text=f"Shared by <@{reply.user}>: {diagnosis_text(diagnosis)}",
+               blocks=[*shared_note_blocks(reply.user or ''), *diagnosis_blocks(diagnosis)][:MAX_BLOCKS])

@@ -8,14 +8,14 @@ from slack_bolt import App
 from sqlalchemy.exc import SQLAlchemyError
 
 from bot.errors import GpubotError, UserError
-from bot.payloads import ACTION_ACKNOWLEDGE, ACTION_RESOLVE, decode_incident
+from bot.payloads import ACTION_ACKNOWLEDGE, ACTION_RESOLVE, META_RESOLVE, PayloadError, decode_incident, seal_blocks
+from bot.policy import Access
 from bot.render.blocks import home_view, incident_action_blocks, resolve_modal
 from bot.render.blocks.modal import RESOLVE_BLOCK_ID, RESOLVE_CALLBACK_ID
 from bot.store import StoreUnavailable
-from handlers.actions import reply_for
+from handlers.actions import click_channel, opened_value, reply_for
 from handlers.deps import Deps
 from handlers.guard import guarded
-from handlers.reply import Reply
 
 log = logging.getLogger(__name__)
 
@@ -23,9 +23,11 @@ log = logging.getLogger(__name__)
 def register(app: App, deps: Deps) -> None:
     @guarded
     def acknowledge(body, client):
-        reply = reply_for(body, client)
+        reply = reply_for(body, client, deps)
         try:
-            incident = _store(deps).acknowledge(_incident_id(body), actor=reply.user or "unknown")
+            incident_id = _incident_id(body, deps, ACTION_ACKNOWLEDGE)
+            incident = _store(deps).acknowledge(incident_id, actor=reply.user or "unknown",
+                                                access=_access(deps, reply.user, click_channel(body)))
         except GpubotError as exc:
             reply.error(str(exc))
             return
@@ -35,9 +37,10 @@ def register(app: App, deps: Deps) -> None:
     @guarded
     def ask_resolution(body, client):
         """Resolve asks what fixed it: the next diagnosis of the same problem quotes the answer."""
-        reply = reply_for(body, client)
+        reply = reply_for(body, client, deps)
         try:
-            detail = _store(deps).get(_incident_id(body))
+            detail = _store(deps).get(_incident_id(body, deps, ACTION_RESOLVE),
+                                      access=_access(deps, reply.user, click_channel(body)))
         except GpubotError as exc:
             reply.error(str(exc))
             return
@@ -46,18 +49,25 @@ def register(app: App, deps: Deps) -> None:
             note = f"incident #{incident.id} is already resolved"
             reply.error(note)
             return
-        client.views_open(trigger_id=body["trigger_id"], view=resolve_modal(
-            incident_id=incident.id, title=f"{incident.code} on {incident.target}: {incident.title}",
-            channel_id=reply.channel, thread_ts=reply.thread_ts))
+        view = resolve_modal(incident_id=incident.id, title=f"{incident.code} on {incident.target}: {incident.title}",
+                             channel_id=reply.channel, thread_ts=reply.thread_ts)
+        view["private_metadata"] = deps.signer.seal(view["private_metadata"], action=META_RESOLVE, conversation=None)
+        client.views_open(trigger_id=body["trigger_id"], view=view)
 
     @guarded
     def resolve(view, body, client):
-        meta = json.loads(view.get("private_metadata") or "{}")
         value = ((view["state"]["values"].get(RESOLVE_BLOCK_ID) or {}).get("text") or {}).get("value") or ""
         user = body["user"]["id"]
-        reply = Reply(client=client, channel=meta.get("channel") or user, user=user, thread_ts=meta.get("thread"))
         try:
-            incident = _store(deps).resolve(int(meta.get("incident", 0)), actor=user, resolution=value.strip() or None)
+            meta = _resolve_metadata(deps, view.get("private_metadata"))
+        except GpubotError as exc:
+            deps.reply(client, channel=user, user=user).error(str(exc))
+            return
+        reply = deps.reply(client, channel=meta["channel"] or user, user=user, thread_ts=meta["thread"])
+        try:
+            # Authorised again on submission: the policy may have changed while the form was open.
+            incident = _store(deps).resolve(meta["incident"], actor=user, resolution=value.strip() or None,
+                                            access=_access(deps, user, meta["channel"]))
         except GpubotError as exc:
             reply.error(str(exc))
             return
@@ -66,12 +76,16 @@ def register(app: App, deps: Deps) -> None:
 
     @guarded
     def home(event, client):
+        # App Home has no channel: the person's own grant and the policy's "*" channel decide.
+        access = _access(deps, event["user"], None)
         try:
-            view = home_view(open_incidents=deps.store.list(status="open", limit=200),
-                             counts=deps.store.counts_by_code()) if deps.store else home_view(open_incidents=[], counts={})
+            view = home_view(open_incidents=deps.store.list(status="open", limit=200, access=access),
+                             counts=deps.store.counts_by_code(access=access)) if deps.store else \
+                home_view(open_incidents=[], counts={})
         except (StoreUnavailable, SQLAlchemyError) as exc:
             log.warning("App Home without incidents: %s", exc)
             view = home_view(open_incidents=[], counts={}, failure=str(exc))
+        view["blocks"] = seal_blocks(view.get("blocks"), deps.signer, conversation=None)
         client.views_publish(user_id=event["user"], view=view)
 
     app.action(ACTION_ACKNOWLEDGE)(ack=lambda ack: ack(), lazy=[acknowledge])
@@ -86,5 +100,24 @@ def _store(deps: Deps):
     return deps.store
 
 
-def _incident_id(body: dict) -> int:
-    return decode_incident(str((body.get("actions") or [{}])[0].get("value", "")))
+def _incident_id(body: dict, deps: Deps, action: str) -> int:
+    return decode_incident(opened_value(body, deps, action))
+
+
+def _access(deps: Deps, user: str | None, channel: str | None) -> Access:
+    return deps.service.access(deps.asker(user, channel))
+
+
+def _resolve_metadata(deps: Deps, sealed: object) -> dict:
+    """The resolve form's metadata, if gpubot wrote it: incident id, and where to answer."""
+    try:
+        meta = json.loads(deps.signer.open(sealed, action=META_RESOLVE, conversation=None))
+    except ValueError:
+        meta = None
+    if not isinstance(meta, dict):
+        raise PayloadError("this form was not sent by gpubot")
+    incident, channel, thread = meta.get("incident"), meta.get("channel"), meta.get("thread")
+    if not isinstance(incident, int) or isinstance(incident, bool) or not 0 < incident < 2**31 \
+            or not (channel is None or isinstance(channel, str)) or not (thread is None or isinstance(thread, str)):
+        raise PayloadError("this form was not sent by gpubot")
+    return {"incident": incident, "channel": channel, "thread": thread}

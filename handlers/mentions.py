@@ -11,7 +11,6 @@ from bot.render.blocks import help_blocks
 from handlers import flows
 from handlers.deps import Deps
 from handlers.guard import guarded
-from handlers.reply import Reply
 
 _MENTION = re.compile(r"<@[A-Z0-9]+(\|[^>]*)?>")
 
@@ -49,22 +48,26 @@ def _answer(event: dict, client, deps: Deps) -> None:
     thread = event.get("thread_ts") or event["ts"]
     if event.get("channel_type") != "im":  # in a DM every message is answered anyway
         deps.threads.remember(channel, thread)
-    reply = Reply(client=client, channel=channel, user=event.get("user"), thread_ts=thread)
+    reply = deps.reply(client, channel=channel, user=event.get("user"), thread_ts=thread)
     if looks_like_log(text):
         flows.explain(reply, deps, text=text.replace("```", ""), private=False)
         return
     intent = parse_question(text)
     if intent.target is None:
-        pending = _pending_hint(deps, channel, intent.namespace)
+        pending = _pending_hint(deps, channel, event.get("user"), intent.namespace)
         reply.post(text="Which job should I look at?" + pending, blocks=help_blocks(prefix="Which job should I look at?" + pending))
         return
-    flows.run_diagnosis(reply, deps, target=intent.target, namespace=deps.namespace_for(channel, intent.namespace), cluster=None)
+    flows.run_diagnosis(reply, deps, target=intent.target, namespace=intent.namespace, cluster=None)
 
 
-def _pending_hint(deps: Deps, channel: str, namespace: str | None) -> str:
-    ns = deps.namespace_for(channel, namespace)
+def _pending_hint(deps: Deps, channel: str, user: str | None, namespace: str | None) -> str:
+    """Pending jobs in the namespace asked about (or this channel's default), if the asker may read it."""
+    asker = deps.asker(user, channel)
+    ns = namespace or deps.service.access(asker).default_namespace
+    if ns is None:
+        return ""
     try:
-        pending = deps.service.pending_jobs(namespace=ns)
-    except Exception:  # noqa: BLE001 - a hint only; the cluster's trouble shows on the next question
+        pending = deps.service.pending_jobs(namespace=ns, asker=asker)
+    except Exception:  # noqa: BLE001 - a hint only: refused, or the cluster's trouble shows on the next question
         return ""
     return f" Pending in {ns}: {', '.join(pending[:10])}." if pending else f" Nothing is pending in {ns}."

@@ -37,12 +37,17 @@ class ResolvingGateway(Gateway, Protocol):
 Progress = Callable[[str], None]
 
 
+NamespaceFilter = Callable[[str], bool]
+
+
 def diagnose(target: Target, *, gateway: ResolvingGateway, catalog: Catalog | None, registry: Registry,
              limits: Limits = Limits(), on_resolved: Callable[[Target], None] | None = None,
-             progress: Progress | None = None) -> Diagnosis:
+             progress: Progress | None = None, namespace_allowed: NamespaceFilter | None = None) -> Diagnosis:
     """``on_resolved`` hears the target once it is known to exist (kind resolved); ``progress`` hears
-    each gathering step, so a chat surface can say what is happening during a long diagnosis."""
-    target, obj = resolve(target, gateway=gateway)
+    each gathering step, so a chat surface can say what is happening during a long diagnosis.
+    ``namespace_allowed``: the namespaces the asker may read (None: all); no lookup or read of pods
+    crosses into another one."""
+    target, obj = resolve(target, gateway=gateway, namespace_allowed=namespace_allowed)
     if on_resolved is not None:
         on_resolved(target)
     facts = gather(
@@ -51,7 +56,7 @@ def diagnose(target: Target, *, gateway: ResolvingGateway, catalog: Catalog | No
         pod=obj if target.kind == "pod" else None,
         node=obj if target.kind == "node" else None,
         nodepool=obj if target.kind == "nodepool" else None,
-        gateway=gateway, catalog=catalog, limits=limits, progress=progress,
+        gateway=gateway, catalog=catalog, limits=limits, progress=progress, namespace_allowed=namespace_allowed,
     )
     if progress is not None:
         progress("analyzing")
@@ -130,9 +135,15 @@ def _state(facts: Facts) -> str:
 
 # -- resolving what the user named ----------------------------------------------------------------
 
-def resolve(target: Target, *, gateway: ResolvingGateway) -> tuple[Target, dict]:
-    """Fetch the named object; a bare name is tried as PyTorchJob, Job, pod, node, NodePool."""
+def resolve(target: Target, *, gateway: ResolvingGateway,
+            namespace_allowed: NamespaceFilter | None = None) -> tuple[Target, dict]:
+    """Fetch the named object; a bare name is tried as PyTorchJob, Job, pod, node, NodePool.
+
+    With ``namespace_allowed``, a namespace the asker may not read is neither read nor searched, and
+    no message names an object in one: the answer is the same whether or not it exists there."""
+    allowed = namespace_allowed or (lambda namespace: True)
     ns = target.namespace
+    ns_open = ns is not None and allowed(ns)
     getters = {
         "pytorchjob": lambda: gateway.get_pytorchjob(ns or "default", target.name),
         "job": lambda: gateway.get_job(ns or "default", target.name),
@@ -141,6 +152,8 @@ def resolve(target: Target, *, gateway: ResolvingGateway) -> tuple[Target, dict]
         "nodepool": lambda: gateway.get_nodepool(target.name),
     }
     kinds = list(getters) if target.kind == "auto" else [target.kind]
+    if not ns_open:  # the service refuses a named kind in a closed namespace; a bare name skips it
+        kinds = [k for k in kinds if k in ("node", "nodepool")]
     refused: ReadFailed | None = None  # a bare name: one kind we may not read must not hide the others
     for kind in kinds:
         try:
@@ -157,21 +170,23 @@ def resolve(target: Target, *, gateway: ResolvingGateway) -> tuple[Target, dict]
     if target.kind in ("auto", "pytorchjob", "job", "pod"):
         elsewhere = gateway.find_named(target.name)
         wanted = elsewhere if target.kind == "auto" else {target.kind: elsewhere.get(target.kind, [])}
-        places = [(kind, n) for kind, nss in wanted.items() for n in nss]
+        places = [(kind, n) for kind, nss in wanted.items() for n in nss if allowed(n)]
         if len(places) == 1:
             kind, namespace = places[0]
-            return resolve(Target(kind=kind, name=target.name, namespace=namespace), gateway=gateway)
+            return resolve(Target(kind=kind, name=target.name, namespace=namespace), gateway=gateway,
+                           namespace_allowed=namespace_allowed)
         if places:
             where = ", ".join(f"{kind}/{target.name} -n {n}" for kind, n in places)
             raise TargetNotFound(f"{target.name} is ambiguous: found {where}. Name the kind and namespace.",
                                  suggestions=[])
     if refused is not None:
         raise refused
-    if ns and target.kind not in ("node", "nodepool") and not gateway.namespace_exists(ns):
+    namespaced = ns_open and target.kind not in ("node", "nodepool")
+    if namespaced and not gateway.namespace_exists(ns):
         raise NamespaceNotFound(f"namespace {ns} does not exist in this cluster.")
     what = "anything" if target.kind == "auto" else target.kind
-    where = f" in namespace {ns}" if ns and target.kind not in ("node", "nodepool") else ""
+    where = f" in namespace {ns}" if namespaced else (" in the namespaces open here" if namespace_allowed else "")
     suggestions = []
-    if ns and target.kind not in ("node", "nodepool"):
+    if namespaced:
         suggestions = difflib.get_close_matches(target.name, gateway.names_in_namespace(ns), n=5, cutoff=0.5)
     raise TargetNotFound(f"found no {what} named {target.name}{where}.", suggestions=suggestions)

@@ -120,8 +120,11 @@ def _read(facts: Facts, read: str, fn: Callable[[], T], default: T) -> T:
 
 def gather(target: Target, *, owner: dict | None, pod: dict | None, node: dict | None, nodepool: dict | None,
            gateway: Gateway, catalog: Catalog | None, limits: Limits = Limits(),
-           progress: Callable[[str], None] | None = None) -> Facts:
-    """Collect facts for an already-resolved target (the engine fetched the named object)."""
+           progress: Callable[[str], None] | None = None,
+           namespace_allowed: Callable[[str], bool] | None = None) -> Facts:
+    """Collect facts for an already-resolved target (the engine fetched the named object).
+
+    ``namespace_allowed``: a node's pods in other namespaces are counted, never read or named."""
     step = progress or (lambda _: None)
     facts = Facts(target=target, cluster=gateway.name)
     step("reading pods and events")
@@ -143,6 +146,12 @@ def gather(target: Target, *, owner: dict | None, pod: dict | None, node: dict |
         listed = _read(facts, "pods", lambda: gateway.pods_on_node(target.name, max_items=limits.max_pods * 4), Listed())
         _note_cap(facts, listed, what=f"pods on node {target.name}")
         pods = [p for p in listed if _uses_gpu(p)]
+        if namespace_allowed is not None:
+            hidden = [p for p in pods if not namespace_allowed((p.get("metadata") or {}).get("namespace") or "")]
+            if hidden:
+                pods = [p for p in pods if p not in hidden]
+                facts.gaps.append(f"{len(hidden)} GPU pod{'s' if len(hidden) > 1 else ''} on this node "
+                                  "belong to namespaces not open here and were not examined.")
     elif target.kind == "nodepool" and nodepool is not None:
         facts.nodepools[target.name] = nodepool
 

@@ -5,13 +5,16 @@ import csv
 import io
 import json
 
+from bot.store import migrate
+
 
 def test_record_list_show_export(db_url, sim_env, monkeypatch, cli):
     monkeypatch.setenv("GPUBOT_DATABASE_URL", db_url)
     refused = cli("diagnose", "pod/gpu-pod", "-n", "automode-taint", "--record")
     assert refused.code == 3 and "run `gpubot db upgrade`" in refused.err  # nothing diagnosed on an old schema
     assert cli("db", "upgrade").code == 0
-    assert "schema at 0002 (latest 0002, up to date)" in cli("db", "current").out
+    latest = migrate.head()
+    assert f"schema at {latest} (latest {latest}, up to date)" in cli("db", "current").out
 
     first = cli("diagnose", "pod/gpu-pod", "-n", "automode-taint", "--record", "--json")
     assert first.code == 0 and "recorded as incident #1 (new incident)" in first.err

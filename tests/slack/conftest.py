@@ -2,6 +2,7 @@
 real HTTP on loopback: signed requests in, Web API calls out."""
 from __future__ import annotations
 
+import base64
 import json
 from dataclasses import dataclass
 
@@ -51,6 +52,31 @@ def migrated_sqlite(path) -> str:
     return url
 
 
+# Every channel reads everything; both remediation kinds may be proposed anywhere. The security tests
+# (test_policy_enforcement.py) run a bot with a narrow policy of their own.
+OPEN_POLICY = """\
+channels:
+  "*": {clusters: ["*"], namespaces: ["*"]}
+approvers:
+  users: [U0ONCALL]
+remediations:
+  annotate-do-not-disrupt: {namespaces: ["*"]}
+  nodepool-consolidation: {nodepools: ["*"]}
+"""
+
+
+def write_policy(directory, text: str) -> str:
+    path = directory / "policy.yaml"
+    path.write_text(text)
+    return str(path)
+
+
+def opened(value: str) -> str:
+    """The value inside a button gpubot sealed (read without the key: what any Slack client can see)."""
+    payload = value.split(".")[1]
+    return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))["v"]
+
+
 def bot_env(sim, slack: FakeSlack, **extra) -> dict[str, str]:
     return {"KUBECONFIG": str(sim.kubeconfig), "SLACK_BOT_TOKEN": ws.BOT_TOKEN, "SLACK_SIGNING_SECRET": ws.SIGNING_SECRET,
             "SLACK_API_URL": slack.url, "GPUBOT_SLACK_MODE": "http", "GPUBOT_PROGRESS_INTERVAL": "0.05",
@@ -59,11 +85,13 @@ def bot_env(sim, slack: FakeSlack, **extra) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def bot(seed_sim, tmp_path_factory):
-    database = migrated_sqlite(tmp_path_factory.mktemp("store") / "gpubot.db")
+    state = tmp_path_factory.mktemp("store")
+    database = migrated_sqlite(state / "gpubot.db")
     with pytest.MonkeyPatch.context() as mp, FakeSlack() as slack:
         for key, value in SIM_ENV.items():
             mp.setenv(key, value)  # boto3 reads credentials from the environment
-        app = create_app(load_settings(bot_env(seed_sim, slack, GPUBOT_DATABASE_URL=database)))
+        app = create_app(load_settings(bot_env(seed_sim, slack, GPUBOT_DATABASE_URL=database,
+                                               GPUBOT_POLICY=write_policy(state, OPEN_POLICY))))
         server = SlackHttpServer(app, host="127.0.0.1", port=0).start()
         try:
             yield Bot(slack, SlackRequests(f"http://127.0.0.1:{server.port}", secret=ws.SIGNING_SECRET), server, app)

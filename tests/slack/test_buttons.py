@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 from bot.payloads import ACTION_APPROVAL, ACTION_EVIDENCE, ACTION_RERUN
+from tests.slack.conftest import opened
 
 
 def _buttons(blocks):
@@ -39,10 +40,10 @@ def test_show_evidence(slack_bot):
 def test_request_approval_shows_the_exact_change(slack_bot):
     final, buttons = _diagnose(slack_bot, "diagnose pytorchjob/llama-3-8b-fsdp -n llm-consolidation", "karpenter.disruption")
     approvals = [b for b in buttons if b["action_id"] == ACTION_APPROVAL]
-    kinds = {json.loads(b["value"])["r"]["kind"] for b in approvals}
+    kinds = {json.loads(opened(b["value"]))["r"]["kind"] for b in approvals}
     assert kinds == {"annotate-do-not-disrupt", "nodepool-consolidation"}
     slack_bot.slack.reset()
-    consolidation = next(b for b in approvals if json.loads(b["value"])["r"]["kind"] == "nodepool-consolidation")
+    consolidation = next(b for b in approvals if json.loads(opened(b["value"]))["r"]["kind"] == "nodepool-consolidation")
     slack_bot.send.block_action(ACTION_APPROVAL, consolidation["value"], message_ts=final.args["ts"])
     note = slack_bot.slack.wait_for("chat.postEphemeral")[0]
     assert "WhenEmpty" in json.dumps(note.args["blocks"]) and note.args["user"] == "U0ALICE"
@@ -61,6 +62,6 @@ def test_forged_button_values_are_refused(slack_bot):
         assert status == 200
     notes = slack_bot.slack.wait_for("chat.postEphemeral", count=len(forged),
                                      predicate=lambda c: c.args.get("thread_ts") == "1767225699.000900")
-    assert all("not valid" in n.args["text"] for n in notes)
+    assert all("not sent by gpubot" in n.args["text"] for n in notes)
     # Nothing acted on them: no message in the clicked message's thread.
     assert [c for c in slack_bot.slack.calls("chat.postMessage") if c.args.get("thread_ts") == "1767225699.000900"] == []

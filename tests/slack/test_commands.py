@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import time
 
+from bot.payloads import ACTION_SHARE
 from tests.fakes import workspace as ws
 from tests.fakes.ports import refused_port
 from tests.slack.conftest import assert_valid_blocks
@@ -78,8 +79,21 @@ def test_explain_opens_a_form_and_answers_privately(slack_bot):
 
 def test_explain_inline_text(slack_bot):
     slack_bot.command("explain [2025-12-31 17:08:24,236] [WARNING] [stage3.py:2236:step] 1 pytorch allocator cache flushes since last step. this happens when there is high memory pressure")
+    # Pasted in a command, so answered privately, with a button to share the explanation.
+    note = slack_bot.slack.wait_for("chat.postEphemeral")[0]
+    assert "training.memory_pressure" in json.dumps(note.args["blocks"]) and note.args["user"] == "U0ALICE"
+    assert slack_bot.slack.calls("chat.postMessage") == []
+    [share] = [e for b in note.args["blocks"] if b["type"] == "actions" for e in b["elements"]
+               if e["action_id"] == ACTION_SHARE]
+
+    slack_bot.send.block_action(ACTION_SHARE, share["value"], message_ts="1767225600.000100", user="U0BOB")
+    refused = slack_bot.slack.wait_for("chat.postEphemeral", count=2)[1]
+    assert refused.args["user"] == "U0BOB" and "no longer held" in refused.args["text"]  # only the paster shares it
+
+    slack_bot.send.block_action(ACTION_SHARE, share["value"], message_ts="1767225600.000100")
     posted = slack_bot.slack.wait_for("chat.postMessage")[0]
-    assert "training.memory_pressure" in json.dumps(posted.args["blocks"])
+    text = json.dumps(posted.args["blocks"])
+    assert "training.memory_pressure" in text and "Shared by <@U0ALICE>" in posted.args["text"]
 
 
 def test_slow_cluster_shows_progress(slack_bot, seed_sim):

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from bot.payloads import ACTION_ACKNOWLEDGE, ACTION_RESOLVE
-from tests.slack.conftest import assert_valid_blocks
+from tests.slack.conftest import assert_valid_blocks, opened
 
 
 def _buttons(blocks, action_id):
@@ -24,7 +24,7 @@ def test_incident_lifecycle(slack_bot):
     blocks = json.dumps(first.args["blocks"])
     assert "new incident" in blocks
     [ack] = _buttons(first.args["blocks"], ACTION_ACKNOWLEDGE)
-    incident_id = json.loads(ack["value"])["incident"]
+    incident_id = json.loads(opened(ack["value"]))["incident"]
 
     slack_bot.slack.reset()
     second = _diagnose(slack_bot, "diagnose pod/llama-3-8b-zonal -n llm-zonal", "karpenter.offering_unavailable_in_zone",
@@ -33,6 +33,7 @@ def test_incident_lifecycle(slack_bot):
     collected = slack_bot.slack.wait_for("chat.postMessage", predicate=lambda c: c.args.get("thread_ts") == first.args["ts"])
     assert "Diagnosed again by <@U0ALICE>" in collected[0].args["text"]  # the incident's thread collects it
 
+    [ack] = _buttons(second.args["blocks"], ACTION_ACKNOWLEDGE)  # a button works where it was posted
     slack_bot.send.block_action(ACTION_ACKNOWLEDGE, ack["value"], message_ts=second.args["ts"], channel="C0OTHER")
     slack_bot.slack.wait_for("chat.postMessage", predicate=lambda c: "acknowledged by <@U0ALICE>" in c.args["text"])
     [resolve] = _buttons(second.args["blocks"], ACTION_RESOLVE)

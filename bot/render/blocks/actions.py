@@ -2,8 +2,8 @@
 (pasted text) gets no buttons, since its click could not be answered."""
 from __future__ import annotations
 
-from bot.payloads import (ACTION_APPROVAL, ACTION_EVIDENCE, ACTION_RERUN, ApprovalRequest, EvidenceRef, TargetRef,
-                          encode_approval, encode_evidence, encode_target)
+from bot.payloads import (ACTION_APPROVAL, ACTION_EVIDENCE, ACTION_RERUN, ACTION_SHARE, ApprovalRequest, EvidenceRef,
+                          TargetRef, encode_approval, encode_evidence, encode_share, encode_target)
 from bot.render.blocks import kit
 from bot.targets import KINDS
 from playbooks.model import Diagnosis
@@ -37,3 +37,13 @@ def finding_actions(d: Diagnosis, index: int, *, primary: bool = False) -> list[
     finding = d.findings[index]
     buttons = [evidence_button(d, index)] if finding.evidence or finding.fix else []
     return kit.actions(buttons + approval_buttons(d, index, primary=primary))
+
+
+def share_blocks(token: str) -> list[dict]:
+    """Under a private explanation: share it (its findings and the lines quoted as evidence) in the channel."""
+    return [kit.context("Only you can see this explanation of the text you pasted."),
+            *kit.actions([kit.button("Share in channel", action_id=ACTION_SHARE, value=encode_share(token))])]
+
+
+def shared_note_blocks(user: str) -> list[dict]:
+    return [kit.context(f"<@{user}> shared this explanation of a log they pasted privately.")]

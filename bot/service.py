@@ -28,6 +28,7 @@ from playbooks.gather import KUBEFLOW_JOB_LABEL, Limits
 from playbooks.fleet import NodePoolsReport, NodesReport, nodepools_report, nodes_report
 from playbooks.model import Diagnosis, Remediation, Target
 from playbooks.registry import Registry, default_registry
+from playbooks.scope import mask_other_namespaces
 from bot.policy import Access
 
 if TYPE_CHECKING:
@@ -166,6 +167,8 @@ class DiagnosisService:
         resolved = diagnosis.target.namespace
         if resolved is not None and not allowed(resolved):  # the engine searched allowed namespaces only
             raise Refused(access.refusal(gateway.name, resolved))
+        if not access.unrestricted:
+            diagnosis = mask_other_namespaces(diagnosis, allowed)
         return diagnosis if asker is None else self._offerable(diagnosis, asker)
 
     def _offerable(self, diagnosis: Diagnosis, asker: Asker) -> Diagnosis:

@@ -8,6 +8,7 @@ value is replaced and the rest of the line is kept, so the evidence still reads:
 from __future__ import annotations
 
 import re
+from typing import Callable
 from dataclasses import replace
 
 from playbooks.model import Diagnosis, Evidence, Finding, Fix
@@ -85,20 +86,21 @@ def _sensitive(name: str) -> bool:
 
 def redact_diagnosis(diagnosis: Diagnosis) -> Diagnosis:
     """A copy of the diagnosis with every text field redacted."""
-    return replace(
-        diagnosis,
-        summary=redact(diagnosis.summary),
-        findings=[_finding(f) for f in diagnosis.findings],
-        gaps=[redact(g) for g in diagnosis.gaps],
-    )
+    return rewrite_texts(diagnosis, redact)
 
 
-def _finding(finding: Finding) -> Finding:
-    fix = finding.fix
-    return replace(
-        finding,
-        title=redact(finding.title),
-        detail=redact(finding.detail),
-        evidence=[Evidence(source=redact(e.source), text=redact(e.text)) for e in finding.evidence],
-        fix=Fix(summary=redact(fix.summary), snippet=redact(fix.snippet), language=fix.language) if fix else None,
-    )
+def rewrite_texts(diagnosis: Diagnosis, fn: Callable[[str], str]) -> Diagnosis:
+    """A copy of the diagnosis with ``fn`` applied to every text people read (summary, gaps, titles,
+    details, evidence, fix snippets)."""
+    def finding(f: Finding) -> Finding:
+        fix = f.fix
+        return replace(
+            f,
+            title=fn(f.title),
+            detail=fn(f.detail),
+            evidence=[Evidence(source=fn(e.source), text=fn(e.text)) for e in f.evidence],
+            fix=Fix(summary=fn(fix.summary), snippet=fn(fix.snippet), language=fix.language) if fix else None,
+        )
+
+    return replace(diagnosis, summary=fn(diagnosis.summary), findings=[finding(f) for f in diagnosis.findings],
+                   gaps=[fn(g) for g in diagnosis.gaps])

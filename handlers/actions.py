@@ -60,8 +60,9 @@ def register(app: App, deps: Deps) -> None:
         asker = deps.asker(reply.user, click_channel(body))
         try:
             ref = decode_evidence(opened_value(body, deps, ACTION_EVIDENCE))
-            deps.service.check_read(asker, cluster=ref.target.cluster, namespace=ref.target.namespace)
-            diagnosis = deps.diagnoses.get(encode_target(ref.target)) or deps.service.diagnose(
+            access = deps.service.check_read(asker, cluster=ref.target.cluster, namespace=ref.target.namespace)
+            # Only a diagnosis made for the same access is reused: another's may name what this one hides.
+            diagnosis = deps.diagnoses.get((encode_target(ref.target), access)) or deps.service.diagnose(
                 ref.target.text, namespace=ref.target.namespace, context=ref.target.cluster, asker=asker)
         except GpubotError as exc:
             reply.error(str(exc))

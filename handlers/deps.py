@@ -24,7 +24,7 @@ class Deps:
     signer: Signer = field(init=False)
     # Threads the bot answered in: a log pasted there gets explained (shared through the store).
     threads: BotThreads = field(init=False)
-    # target key -> its latest diagnosis, for "Show evidence" without a second run.
+    # (target key, the asker's access) -> its latest diagnosis, for "Show evidence" without a second run.
     diagnoses: Recent[Diagnosis] = field(default_factory=lambda: Recent(500))
     # Private explanations of pasted text, held for their "Share in channel" button (key: random id).
     explanations: Recent[tuple[str, Diagnosis]] = field(default_factory=lambda: Recent(200))

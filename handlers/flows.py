@@ -61,7 +61,7 @@ def run_diagnosis(reply: Reply, deps: Deps, *, target: str, namespace: str | Non
     except GpubotError as exc:
         reply.update(text=str(exc), blocks=error_blocks(str(exc)))
         return
-    deps.diagnoses.put(encode_target(TargetRef.of(diagnosis)), diagnosis)
+    deps.diagnoses.put((encode_target(TargetRef.of(diagnosis)), deps.service.access(asker)), diagnosis)
     actor = reply.user or "unknown"
     recorded, failure = recording.record(deps, diagnosis, actor=actor)
     reply.update(text=diagnosis_text(diagnosis), blocks=_fit(diagnosis, recording.note(recorded, failure)))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 from typing import Any, Callable
 
@@ -437,7 +438,11 @@ def _reason(exc: BaseException, timeout: float) -> str:
         return f"timeout after {timeout:g} s"
     if "refused" in text.lower():
         return "connection refused"
-    return text.splitlines()[0][:200] if text else type(exc).__name__
+    if not text:
+        return type(exc).__name__
+    # The reason reaches chat: the API server's address (kubeconfig contents) stays in the operator's log.
+    text = re.sub(r"https?://[^\s'\")]+", "<api server>", text.splitlines()[0])
+    return re.sub(r"host='[^']*'", "host=<api server>", text)[:200]
 
 
 def _names_an_object(exc: ApiException) -> bool:

@@ -206,3 +206,17 @@ def test_cluster_without_karpenter_crds(monkeypatch, cli):
         assert result.code == 3 and "Traceback" not in result.err
         assert "could not answer a read of nodepools (404 not installed: the cluster serves no karpenter.sh API)" \
             in result.err
+
+
+def test_an_unreachable_reason_never_carries_the_api_server_address():
+    """The reason reaches chat; the EKS endpoint is kubeconfig contents and stays in the log."""
+    import urllib3
+
+    from bot.gateway.kube import _reason
+
+    endpoint = "https://0A1B2C3D4E5F.gr7.us-west-2.eks.amazonaws.com"
+    for exc in (urllib3.exceptions.MaxRetryError(None, f"{endpoint}/api/v1/pods", "CERTIFICATE_VERIFY_FAILED"),
+                OSError("HTTPSConnectionPool(host='0A1B2C3D4E5F.gr7.us-west-2.eks.amazonaws.com', port=443): "
+                        "Max retries exceeded")):
+        reason = _reason(exc, 10)
+        assert "0A1B2C3D4E5F" not in reason and "<api server>" in reason

@@ -112,6 +112,8 @@ def _resolve_metadata(deps: Deps, sealed: object) -> dict:
     """The resolve form's metadata, if gpubot wrote it: incident id, and where to answer."""
     try:
         meta = json.loads(deps.signer.open(sealed, action=META_RESOLVE, conversation=None))
+    except PayloadError as exc:
+        raise PayloadError(str(exc).replace("this button", "this form")) from None
     except ValueError:
         meta = None
     if not isinstance(meta, dict):

@@ -8,6 +8,7 @@ import logging
 
 from sqlalchemy.exc import SQLAlchemyError
 
+from bot.payloads import seal_blocks
 from bot.render.blocks import incident_note_blocks
 from bot.store import StoreUnavailable
 from bot.store.incidents import Recorded
@@ -40,12 +41,20 @@ def link_thread(deps: Deps, reply: Reply, recorded: Recorded | None, *, actor: s
     try:
         if incident.slack_ts is None:
             deps.store.set_thread(incident.id, channel=reply.channel, ts=root)
-        elif (incident.slack_channel, incident.slack_ts) != (reply.channel, root):
+        elif (incident.slack_channel, incident.slack_ts) != (reply.channel, root) and \
+                _channel_may_read(deps, incident.slack_channel, cluster=incident.cluster, namespace=incident.namespace):
             text = f"Diagnosed again by <@{actor}> in <#{reply.channel}>: {summary}"
+            blocks = seal_blocks(incident_note_blocks(recorded), deps.signer, conversation=incident.slack_channel)
             reply.client.chat_postMessage(channel=incident.slack_channel, thread_ts=incident.slack_ts, text=text,
-                                          blocks=incident_note_blocks(recorded) or None)
+                                          blocks=blocks or None)
     except (StoreUnavailable, SQLAlchemyError):
         log.warning("could not link incident #%s to its Slack thread", incident.id)
+
+
+def _channel_may_read(deps: Deps, channel: str, *, cluster: str, namespace: str | None) -> bool:
+    """Whether everyone in ``channel`` may read the incident: the channel's own grant, not the grant of
+    whoever happened to open the incident there (an admin's diagnosis of another team's namespace)."""
+    return deps.service.access(deps.asker(None, channel)).may_read(cluster, namespace)
 
 
 def note(recorded: Recorded | None, failure: str | None) -> list[dict]:

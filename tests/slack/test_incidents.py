@@ -32,6 +32,8 @@ def test_incident_lifecycle(slack_bot):
     assert "seen 2 times this week" in json.dumps(second.args["blocks"])
     collected = slack_bot.slack.wait_for("chat.postMessage", predicate=lambda c: c.args.get("thread_ts") == first.args["ts"])
     assert "Diagnosed again by <@U0ALICE>" in collected[0].args["text"]  # the incident's thread collects it
+    # Its buttons are sealed for the incident's channel like every other gpubot button.
+    assert {b["value"][:3] for b in _buttons(collected[0].args["blocks"], ACTION_RESOLVE)} == {"g1."}
 
     [ack] = _buttons(second.args["blocks"], ACTION_ACKNOWLEDGE)  # a button works where it was posted
     slack_bot.send.block_action(ACTION_ACKNOWLEDGE, ack["value"], message_ts=second.args["ts"], channel="C0OTHER")

@@ -511,8 +511,6 @@ def test_a_changed_policy_file_applies_without_a_restart(world):
 
 # -- an incident's thread ----------------------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="bug: handlers/recording.link_thread posts 'Diagnosed again by <@U0BOB> in "
-                   "<#C0LLM>: <summary>' into the incident's first thread, in C0VISION, whose grant does not open llm-prod")
 def test_a_later_diagnosis_is_not_echoed_into_a_thread_in_a_channel_that_may_not_read_it(world):
     # The admin's diagnosis in C0VISION opens the incident of an llm-prod pod, so its thread is there.
     first = diagnosed(world, "diagnose pod/qwen-eval-0 -n llm-prod", channel=VISION, user=ADMIN, code="scheduling.")

@@ -10,7 +10,7 @@ from typing import Any
 
 SEVERITIES = ("critical", "error", "warning", "info")
 CONFIDENCES = ("high", "medium", "low")
-REMEDIATION_KINDS = ("annotate-do-not-disrupt", "nodepool-consolidation")
+REMEDIATION_KINDS = ("annotate-do-not-disrupt", "nodepool-consolidation", "cordon-gpu-node")
 
 
 @dataclass(frozen=True)

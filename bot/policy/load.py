@@ -24,7 +24,7 @@ T = TypeVar("T")
 
 SECTIONS = ("channels", "users", "approvers", "remediations")
 GRANT_KEYS = ("clusters", "namespaces", "default_namespace")
-APPROVER_KEYS = ("users", "usergroups")
+APPROVER_KEYS = ("users", "usergroups", "channel")
 REMEDIATION_SETTINGS = ("self_approval", "expiry", "two_person")
 # Which names scope each remediation kind (RemediationScope's field of the same name).
 SCOPE_KEYS = {"annotate-do-not-disrupt": "namespaces", "nodepool-consolidation": "nodepools",
@@ -299,6 +299,7 @@ def _grant(node: Node, where: str) -> Grant:
 def _approvers(node: Node) -> Approvers:
     users: tuple[str, ...] = ()
     groups: tuple[str, ...] = ()
+    channel: str | None = None
     for key, value in _mapping(node, "approvers", example="{users: [U0123ABCD], usergroups: [S0123ABCD]}"):
         if key.value == "users":
             users = _names(value, "approvers.users", _USER, "a user id (U0123ABCD or W...): use the member id "
@@ -306,9 +307,14 @@ def _approvers(node: Node) -> Approvers:
         elif key.value == "usergroups":
             groups = _names(value, "approvers.usergroups", _USERGROUP,
                             "a user group id (S0123ABCD): use the group's id, not its @handle")
+        elif key.value == "channel":
+            channel = _name(value, "approvers.channel")
+            if not _CHANNEL.match(channel) or channel.startswith("D"):
+                raise _Invalid(value, f"approvers.channel: {channel!r} is not a channel id (C0123ABCD): use the id "
+                                      "from the channel's details, not its #name")
         else:
             raise _unknown_key(key, "approvers", APPROVER_KEYS)
-    return Approvers(users=frozenset(users), usergroups=frozenset(groups))
+    return Approvers(users=frozenset(users), usergroups=frozenset(groups), channel=channel)
 
 
 def _remediations(node: Node) -> RemediationPolicy:

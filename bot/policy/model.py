@@ -61,6 +61,8 @@ EVERYTHING = Grant(clusters=(ANY,), namespaces=(ANY,))
 class Approvers:
     users: frozenset[str] = frozenset()
     usergroups: frozenset[str] = frozenset()
+    # Where approval requests are posted (besides the incident's thread); None: the thread only.
+    channel: str | None = None
 
 
 @dataclass(frozen=True)

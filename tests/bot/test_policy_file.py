@@ -239,3 +239,13 @@ def test_the_readme_example_is_a_valid_policy():
     policy = parse_policy(example, source="README.md")
     assert policy.access(user="U0SOMEONE", channel="C04MLTRAIN1").default_namespace == "ml-training"
     assert set(policy.remediations.scopes) == {"annotate-do-not-disrupt", "nodepool-consolidation", "cordon-gpu-node"}
+
+
+def test_approvers_channel():
+    from bot.policy.load import PolicyError, parse_policy
+
+    policy = parse_policy("approvers:\n  users: [U0ONCALL1]\n  channel: C0GPUONCALL\n", source="p.yaml")
+    assert policy.approvers.channel == "C0GPUONCALL"
+    for bad in ("'#gpu-oncall'", "D0DIRECT"):
+        with pytest.raises(PolicyError, match=r"^p\.yaml:3: approvers\.channel: .* is not a channel id"):
+            parse_policy(f"approvers:\n  users: [U0ONCALL1]\n  channel: {bad}\n", source="p.yaml")

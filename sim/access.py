@@ -1,4 +1,9 @@
-"""Reads a scenario's cluster refuses (api.forbidden), answered as RBAC would: 403 with a Status."""
+"""Requests a scenario's cluster refuses (api.forbidden), answered as RBAC would: 403 with a Status.
+
+A rule names a resource and, optionally, the verbs refused on it, as an RBAC PolicyRule does
+(k8s.io/api/rbac/v1 PolicyRule: verbs x resources): ``pods/log`` refuses every verb on pod logs,
+``patch pods`` only patching pods (a read-only service account), ``patch,update karpenter.sh/nodepools``
+both writes of NodePools."""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ from sim.resources import ApiError
 
 # Groups named without a dot; anything with a dot is a group too (karpenter.sh/nodeclaims).
 _DOTLESS_GROUPS = {"core": "", "apps": "apps", "batch": "batch"}
+VERBS = frozenset({"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"})
 
 
 @dataclass(frozen=True)
@@ -17,10 +23,12 @@ class Rule:
     group: str | None = None  # None: any group (`daemonsets` means apps/v1 daemonsets)
     subresource: str | None = None
     namespace: str | None = None  # None: every namespace and the cluster scope
+    verbs: frozenset[str] | None = None  # None: every verb
 
-    def refuses(self, *, group: str, plural: str, subresource: str | None, namespace: str | None) -> bool:
+    def refuses(self, *, verb: str, group: str, plural: str, subresource: str | None, namespace: str | None) -> bool:
         return (
             self.plural == plural
+            and (self.verbs is None or verb in self.verbs)
             and self.subresource == subresource
             and (self.group is None or self.group == group)
             and (self.namespace is None or self.namespace == namespace)
@@ -28,7 +36,19 @@ class Rule:
 
 
 def parse_rule(text: str) -> Rule:
-    """`pods/log`, `daemonsets`, `namespaces/kube-system/pods`, `karpenter.sh/nodeclaims`, `apps/daemonsets`."""
+    """`pods/log`, `daemonsets`, `namespaces/kube-system/pods`, `karpenter.sh/nodeclaims`, `apps/daemonsets`,
+    each optionally after the verbs it refuses: `patch pods`, `patch,update karpenter.sh/nodepools`."""
+    verbs = None
+    words = text.split()
+    if len(words) == 2:
+        verbs = frozenset(v.strip() for v in words[0].split(",") if v.strip())
+        unknown = sorted(verbs - VERBS)
+        if not verbs or unknown:
+            raise ValueError(f"api.forbidden: unknown verb(s) {', '.join(unknown) or words[0]!r} in {text!r}; "
+                             f"write some of {', '.join(sorted(VERBS))}, e.g. patch pods")
+        text = words[1]
+    elif len(words) != 1:
+        raise ValueError(f"api.forbidden: cannot read {text!r}; write [VERBS] RESOURCE, e.g. patch pods")
     parts = [p for p in text.strip().split("/") if p]
     namespace = None
     if len(parts) >= 3 and parts[0] == "namespaces":
@@ -39,7 +59,8 @@ def parse_rule(text: str) -> Rule:
     if not parts or len(parts) > 2:
         raise ValueError(f"api.forbidden: cannot read {text!r}; write e.g. pods/log, daemonsets, "
                          "namespaces/kube-system/pods or karpenter.sh/nodeclaims")
-    return Rule(plural=parts[0], group=group, subresource=parts[1] if len(parts) > 1 else None, namespace=namespace)
+    return Rule(plural=parts[0], group=group, subresource=parts[1] if len(parts) > 1 else None, namespace=namespace,
+                verbs=verbs)
 
 
 def verb(method: str, *, named: bool, watch: bool) -> str:
@@ -62,8 +83,9 @@ def check(
     watch: bool = False,
 ) -> None:
     """Raise the 403 kube-apiserver would answer when a rule refuses this request."""
+    asked = verb(method, named=name is not None, watch=watch)
     for rule in rules:
-        if rule.refuses(group=group, plural=plural, subresource=subresource, namespace=namespace):
+        if rule.refuses(verb=asked, group=group, plural=plural, subresource=subresource, namespace=namespace):
             raise _forbidden(method=method, group=group, plural=plural, subresource=subresource,
                              namespace=namespace, name=name, watch=watch)
 

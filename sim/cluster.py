@@ -19,7 +19,7 @@ from typing import Callable, Iterable
 from sim import access, events, resources, validation
 from sim.logs import LogKey, LogStore, pick_container, tail
 from sim.patching import STRATEGIC_MERGE_PATCH, PatchBodyError, PatchError, PatchTestFailed, UnsupportedPatchType, apply_patch
-from sim.resources import KNOWN_TYPES, VERSIONED_TYPES, ApiError, ResourceType
+from sim.resources import KNOWN_TYPES, ON_DEMAND_TYPES, VERSIONED_TYPES, ApiError, ResourceType
 from sim.selectors import FieldSelector, LabelSelector
 
 ObjectKey = tuple[str, str]  # (namespace or "", name)
@@ -95,17 +95,23 @@ def _present(rt: ResourceType, obj: dict) -> dict:
     return obj
 
 
+def _json_patch_failed() -> ApiError:
+    message = "the server rejected our request due to an error in our request"
+    return ApiError(code=422, reason="Invalid", message=message, details={})
+
+
 def _patched(rt: ResourceType, *, old: dict, patch_type: str, body: object) -> dict:
-    name = old["metadata"]["name"]
     try:
         return apply_patch(old, patch_type=patch_type, body=body)
     except PatchBodyError as exc:
         raise resources.bad_request(str(exc)) from exc
-    except PatchTestFailed as exc:
-        raise resources.invalid(plural=rt.plural, name=name, message=str(exc)) from exc
-    except PatchError as exc:
-        message = f"the server rejected our request due to an error in our request: {exc}"
-        raise resources.invalid(plural=rt.plural, name=name, message=message) from exc
+    except (PatchTestFailed, PatchError) as exc:
+        # apiserver pkg/endpoints/handlers/patch.go (jsonPatcher.applyJSPatch): any failure of
+        # patchObj.Apply, a `test` op that does not hold included, is answered by
+        # errors.NewGenericServerResponse(422, "", schema.GroupResource{}, "", err.Error(), 0, false),
+        # which keeps apimachinery's generic 422 wording and drops the patch library's own message
+        # (k8s.io/apimachinery/pkg/api/errors/errors.go).
+        raise _json_patch_failed() from exc
     except UnsupportedPatchType as exc:
         raise ApiError(code=415, reason="UnsupportedMediaType", message=str(exc)) from exc
 
@@ -168,7 +174,8 @@ class Cluster:
         with self._lock:
             rt = self._types_by_kind.get((group, obj["kind"]))
             if rt is None:
-                known = [t for t in VERSIONED_TYPES if (t.group, t.version, t.kind) == (group, version, obj["kind"])]
+                known = [t for t in (*VERSIONED_TYPES, *ON_DEMAND_TYPES)
+                         if (t.group, t.version, t.kind) == (group, version, obj["kind"])]
                 rt = known[0] if known else resources.derive_type(obj)
                 self._register(rt)
             elif rt.version != version and (group, version, rt.plural) not in self._types:
@@ -313,8 +320,9 @@ class Cluster:
         self, rt: ResourceType, *, key: ObjectKey, old: dict, new: dict, dry_run: bool, subresource: str | None = None
     ) -> dict:
         new = _through_subresource(rt, old=old, new=new, subresource=subresource)
-        if dry_run:
-            validation.check_custom(rt, new, old=old)
+        # Every write of a custom resource is checked against its CRD schema, dry run or not
+        # (apiextensions-apiserver pkg/registry/customresource/strategy.go ValidateUpdate).
+        validation.check_custom(rt, new, old=old)
         metadata = dict(new.get("metadata") or {})
         if metadata.get("name") != key[1] or (rt.namespaced and metadata.get("namespace", key[0]) != key[0]):
             message = f'{rt.kind} "{key[1]}" is invalid: metadata.name: field is immutable'

@@ -46,12 +46,15 @@ class ControlState:
         self._lock = threading.Lock()
         self._count = 0
         self._log: deque[str] = deque(maxlen=_LOG_LENGTH)
+        self._details: deque[dict] = deque(maxlen=_LOG_LENGTH)
         self._faults: list[Fault] = []
 
-    def record(self, *, method: str, target: str, status: int) -> None:
+    def record(self, *, method: str, target: str, status: int, content_type: str = "") -> None:
         with self._lock:
             self._count += 1
             self._log.append(f"{method} {target} {status}")
+            # The header as sent: which patch a PATCH was (merge, JSON, strategic) is in it alone.
+            self._details.append({"method": method, "target": target, "status": status, "contentType": content_type})
 
     def request_count(self) -> int:
         with self._lock:
@@ -61,10 +64,15 @@ class ControlState:
         with self._lock:
             return list(self._log)
 
+    def request_details(self) -> list[dict]:
+        with self._lock:
+            return [dict(d) for d in self._details]
+
     def reset_requests(self) -> None:
         with self._lock:
             self._count = 0
             self._log.clear()
+            self._details.clear()
 
     def add_fault(self, fault: Fault) -> None:
         with self._lock:

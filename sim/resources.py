@@ -63,6 +63,17 @@ VERSIONED_TYPES: tuple[ResourceType, ...] = (
     ResourceType("karpenter.k8s.aws", "v1beta1", "ec2nodeclasses", "EC2NodeClass", False),
     ResourceType("karpenter.k8s.aws", "v1alpha1", "awsnodetemplates", "AWSNodeTemplate", False),
 )
+# Custom kinds served once a scenario holds one of them (their CRD is then installed), with the scope
+# their CRDs declare: a kind outside every table is guessed from its first object, which cannot tell
+# a namespaced kind written without a namespace (the scenario's default) from a cluster-scoped one.
+# kubeflow/training-operator manifests/base/crds (TFJob, MPIJob v1), kubeflow/mpi-operator (MPIJob
+# v2beta1), kubernetes-sigs/jobset config/components/crd (JobSet): all namespaced.
+ON_DEMAND_TYPES: tuple[ResourceType, ...] = (
+    ResourceType("kubeflow.org", "v1", "tfjobs", "TFJob", True),
+    ResourceType("kubeflow.org", "v1", "mpijobs", "MPIJob", True),
+    ResourceType("kubeflow.org", "v2beta1", "mpijobs", "MPIJob", True),
+    ResourceType("jobset.x-k8s.io", "v1alpha2", "jobsets", "JobSet", True),
+)
 SERVABLE_VERSIONS: dict[str, tuple[str, ...]] = {
     "karpenter.sh": ("v1", "v1beta1", "v1alpha5"),
     "karpenter.k8s.aws": ("v1", "v1beta1", "v1alpha1"),

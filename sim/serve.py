@@ -44,6 +44,10 @@ class SimHandle:
     def request_log(self) -> list[str]:
         return self._server.control.request_log()
 
+    def request_details(self) -> list[dict]:
+        """Each request's method, target, status and Content-Type header, oldest first."""
+        return self._server.control.request_details()
+
     def stop(self) -> None:
         if self._stopped:
             return

@@ -4,6 +4,7 @@ Control endpoints (never counted as API requests):
   GET    /sim/requests        -> {"count": N}
   POST   /sim/requests/reset
   GET    /sim/requests/log    -> {"requests": ["GET /api/v1/pods?limit=500 200", ...]}
+  GET    /sim/requests/details -> {"requests": [{"method", "target", "status", "contentType"}, ...]}
   POST   /sim/faults          {"status": 503, "times": 1, "path_contains": "/pods", "delay_seconds": 0}
   DELETE /sim/faults
 """
@@ -103,7 +104,8 @@ class _Handler(BaseHTTPRequestHandler):
             traceback.print_exc(file=sys.stderr)
             bug = ApiError(code=500, reason="InternalError", message=f"simulator bug: {exc!r}")
             response = api.error_response(bug)
-        self.server.control.record(method=self.command, target=self.path, status=response.status)
+        self.server.control.record(method=self.command, target=self.path, status=response.status,
+                                   content_type=self.headers.get("Content-Type") or "")
         self._send(response)
 
     def _api(self, path: str, query: str, body: bytes) -> api.Response:
@@ -131,6 +133,8 @@ class _Handler(BaseHTTPRequestHandler):
             return api.Response(200, {"count": 0})
         if (method, path) == ("GET", "/sim/requests/log"):
             return api.Response(200, {"requests": control.request_log()})
+        if (method, path) == ("GET", "/sim/requests/details"):
+            return api.Response(200, {"requests": control.request_details()})
         if (method, path) == ("POST", "/sim/faults"):
             try:
                 control.add_fault(parse_fault(json.loads(body or b"null")))

@@ -19,10 +19,12 @@ from kubernetes.client.exceptions import ApiException
 
 from bot.errors import ClusterConfigError, ClusterError, ClusterUnreachable, UserError
 from bot.gateway.kubeconfig import ContextInfo, kubeconfig_path, read_context
+from bot.gateway.writes import RETRY_WRITE, WriteFailed, check_patch, object_path, path_params
 from bot.settings import Settings
 from playbooks.analyzers.evidence import event_time
 from playbooks.gather import Listed, ReadFailed, is_device_plugin
 from playbooks.karpenter import versions
+from playbooks.remediations.model import ObjectRef
 
 log = logging.getLogger(__name__)
 
@@ -377,6 +379,61 @@ class ClusterGateway:
                 return None
             raise self._refused("pod logs", exc) from None
         return response.data.decode("utf-8", errors="replace")
+
+    # -- objects named by reference, and the writes of remediations -------------------------------
+
+    def _raw(self, ref: ObjectRef, method: str, **kwargs: Any) -> Any:
+        """One request to the object's own REST path (any kind, built-in or custom, at ref's version)."""
+        headers = {"Accept": "application/json", **kwargs.pop("header_params", {})}
+        return self._api.call_api(object_path(ref), method, path_params=path_params(ref), header_params=headers,
+                                  auth_settings=["BearerToken"], _return_http_data_only=True, **kwargs)
+
+    def read_object(self, ref: ObjectRef) -> dict | None:
+        """The object as the API serves it at ``ref.api_version``; None when it does not exist. An API
+        the cluster does not serve, or a refused read, raises ReadFailed; no answer, ClusterUnreachable."""
+        return self._get(self._raw, ref, "GET", read=str(ref))
+
+    def pods_matching(self, namespace: str, selector: str, *, max_items: int = 500) -> Listed:
+        """Pods of a workload by its label selector, capped; ``more`` counts the pods left out."""
+        return self.pods_by_label(namespace, selector, max_items=max_items)
+
+    def patch_object(self, ref: ObjectRef, body: Any, *, patch_type: str, dry_run: bool = False) -> dict:
+        """PATCH one object with exactly ``patch_type`` as Content-Type (``dryRun=All`` when
+        ``dry_run``); returns the object the server answered with, or raises WriteFailed.
+
+        Retried only when the server refused before doing anything (429, 503, no connection made).
+        A timeout or a dropped connection after the request went out is WriteFailed("timeout"): the
+        write may have happened, so the caller reads the object back instead of sending it again."""
+        check_patch(patch_type, body)
+        verb = "dry-run patch" if dry_run else "patch"
+        query = [("dryRun", "All")] if dry_run else []
+        timeout = self.settings.request_timeout
+        attempts = self.settings.max_retries + 1
+        for attempt in range(attempts):
+            try:
+                response = self._raw(ref, "PATCH", header_params={"Content-Type": patch_type}, body=body,
+                                     query_params=query, _request_timeout=timeout, _preload_content=False)
+                return json.loads(response.data or b"{}")
+            except ApiException as exc:
+                if exc.status in RETRY_WRITE and attempt + 1 < attempts:
+                    self._sleep(attempt, exc)
+                    continue
+                raise WriteFailed.from_api(verb, ref, exc) from None
+            except urllib3.exceptions.ConnectTimeoutError as exc:  # NewConnectionError too: nothing was sent
+                if attempt + 1 < attempts:
+                    self._sleep(attempt, None)
+                    continue
+                raise ClusterUnreachable(self.name, _reason(exc, timeout)) from None
+            except urllib3.exceptions.ReadTimeoutError:
+                raise WriteFailed(verb, ref, status=None, reason="timeout",
+                                  message=f"no answer within {timeout:g} s; the write may have happened: "
+                                          "read the object back before trying again") from None
+            except (urllib3.exceptions.HTTPError, OSError) as exc:
+                lost = f"the connection failed after the request was sent ({_reason(exc, timeout)})"
+                raise WriteFailed(verb, ref, status=None, reason="timeout",
+                                  message=f"{lost}; the write may have happened: read the object back before "
+                                          "trying again") from None
+        raise AssertionError("unreachable")
 
     # -- the Karpenter controller ----------------------------------------------------------------
 

@@ -125,13 +125,18 @@ class Definition(Protocol):
 
 
 def with_precondition(change: Change) -> Any:
-    """The patch body to send: the change's patch guarded by its resourceVersion (a merge patch
-    carries ``metadata.resourceVersion``; a JSON patch starts with a ``test`` of it), so a write
-    computed from an older object fails with 409 Conflict instead of overwriting."""
+    """The patch body to send: the change's patch guarded by its resourceVersion, so a write computed
+    from an older object fails with 409 Conflict instead of overwriting.
+
+    A merge patch carries ``metadata.resourceVersion``; a JSON patch starts by replacing it with the
+    version read. Either way the API server compares the version in the patched object with the
+    stored one (kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/registry/generic/registry/store.go,
+    Update: "the object has been modified"). A JSON patch ``test`` op would not do: any failed op is
+    answered 422 with a generic message (apiserver pkg/endpoints/handlers/patch.go, applyJSPatch)."""
     if change.resource_version is None:
         return change.patch
     if change.patch_type == JSON_PATCH:
-        return [{"op": "test", "path": "/metadata/resourceVersion", "value": change.resource_version},
+        return [{"op": "replace", "path": "/metadata/resourceVersion", "value": change.resource_version},
                 *change.patch]
     patch = dict(change.patch)
     patch["metadata"] = {**(patch.get("metadata") or {}), "resourceVersion": change.resource_version}

@@ -1,8 +1,8 @@
 """The incident store: every diagnosis worth keeping, grouped into incidents by fingerprint.
 
-The only module that speaks SQL. It hands out plain frozen dataclasses, never ORM objects, so
-handlers and renderers cannot lazily query by accident. Writes retry transient database errors
-with backoff; when the database stays down, callers get StoreUnavailable and answer without it.
+Like the proposal store, it hands out plain frozen dataclasses, never ORM objects, so handlers and
+renderers cannot lazily query by accident. Writes retry transient database errors with backoff
+(bot/store/tx.py); when the database stays down, callers get StoreUnavailable and answer without it.
 
 Reads and actions take the asker's ``access``: an incident they may not read is, to them, one that
 does not exist (same error, same words), so a refusal never tells whether it is there. Text is
@@ -12,38 +12,25 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
-import time
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
-from typing import Callable, TypeVar
+from datetime import datetime, timedelta
+from typing import Callable
 
 from sqlalchemy import Engine, delete, func, select
-from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
 
-from bot.errors import GpubotError, NotFoundError, UserError
+from bot.errors import NotFoundError, UserError
 from bot.policy.model import Access
 from bot.store.models import BotThread, DiagnosisRun, FindingRecord, Incident, TimelineEntry
-from bot.store.visibility import may_read_incident, visible
+from bot.store.tx import Transactions, aware, utcnow
+from bot.store.visibility import may_read_row, visible
 from playbooks.model import SEVERITIES, Diagnosis, Finding
 from playbooks.redact import redact, redact_diagnosis
 
-log = logging.getLogger(__name__)
-T = TypeVar("T")
 WEEK = timedelta(days=7)
 # How long a thread the bot answered in stays one where a pasted log gets explained.
 THREAD_MEMORY = timedelta(days=30)
-_TRANSIENT = ("database is locked", "could not connect", "connection refused", "server closed the connection",
-              "terminating connection", "connection reset", "timeout expired", "could not serialize", "deadlock detected")
-
-
-class StoreUnavailable(GpubotError):
-    exit_code = 3
-
-
-def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
 
 
 def fingerprint(*, cluster: str, kind: str, namespace: str | None, name: str, code: str) -> str:
@@ -118,40 +105,15 @@ class Recorded:
 
 
 def _view(row: Incident) -> IncidentView:
-    return IncidentView(**{name: _aware(getattr(row, name)) for name in IncidentView.__dataclass_fields__})
-
-
-def _aware(value):
-    # SQLite returns naive datetimes for timezone-aware columns: they were written in UTC.
-    if isinstance(value, datetime) and value.tzinfo is None:
-        return value.replace(tzinfo=timezone.utc)
-    return value
+    return IncidentView(**{name: aware(getattr(row, name)) for name in IncidentView.__dataclass_fields__})
 
 
 class IncidentStore:
     def __init__(self, engine: Engine, *, clock: Callable[[], datetime] = utcnow, attempts: int = 4,
                  backoff: float = 0.05) -> None:
         self.engine = engine
-        self._sessions = sessionmaker(engine, expire_on_commit=False)
+        self._tx = Transactions(engine, attempts=attempts, backoff=backoff)
         self._clock = clock
-        self._attempts = attempts
-        self._backoff = backoff
-
-    # -- transactions with retries --------------------------------------------------------------
-
-    def _tx(self, work: Callable[[Session], T]) -> T:
-        for attempt in range(self._attempts):
-            try:
-                with self._sessions.begin() as session:
-                    return work(session)
-            except (OperationalError, DBAPIError) as exc:
-                if isinstance(exc, IntegrityError) or not _transient(exc):
-                    raise
-                if attempt + 1 == self._attempts:
-                    raise StoreUnavailable(f"the incident database did not answer ({_short(exc)})") from None
-                log.warning("transient database error, retrying: %s", _short(exc))
-                time.sleep(self._backoff * (2**attempt))
-        raise AssertionError("unreachable")
 
     # -- recording diagnoses ----------------------------------------------------------------------
 
@@ -281,7 +243,7 @@ class IncidentStore:
 
     def _get(self, session: Session, incident_id: int, access: Access | None = None) -> Incident:
         incident = session.get(Incident, incident_id)
-        if incident is None or not may_read_incident(access, incident):
+        if incident is None or not may_read_row(access, incident):
             raise NotFoundError(f"there is no incident #{incident_id}.")
         return incident
 
@@ -290,7 +252,7 @@ class IncidentStore:
     def get(self, incident_id: int, *, access: Access | None = None) -> IncidentDetail:
         def work(session: Session) -> IncidentDetail:
             incident = self._get(session, incident_id, access)
-            timeline = [TimelineView(_aware(e.at), e.kind, e.actor, e.detail) for e in incident.timeline]
+            timeline = [TimelineView(aware(e.at), e.kind, e.actor, e.detail) for e in incident.timeline]
             run = session.scalars(select(DiagnosisRun).where(DiagnosisRun.incident_id == incident_id)
                                   .order_by(DiagnosisRun.id.desc())).first()
             findings = [FindingView(f.code, f.severity, f.confidence, f.title, json.loads(f.evidence))
@@ -342,17 +304,6 @@ class IncidentStore:
     def knows_thread(self, channel: str, thread_ts: str) -> bool:
         def work(session: Session) -> bool:
             row = session.get(BotThread, (channel, thread_ts))
-            return row is not None and _aware(row.created_at) >= self._clock() - THREAD_MEMORY
+            return row is not None and aware(row.created_at) >= self._clock() - THREAD_MEMORY
         return self._tx(work)
 
-
-def _transient(exc: DBAPIError) -> bool:
-    if exc.connection_invalidated:
-        return True
-    text = str(exc.orig if exc.orig is not None else exc).lower()
-    return any(marker in text for marker in _TRANSIENT)
-
-
-def _short(exc: BaseException) -> str:
-    text = str(getattr(exc, "orig", None) or exc)
-    return " ".join(text.split())[:200]

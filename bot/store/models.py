@@ -9,8 +9,12 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 STATUSES = ("open", "acknowledged", "resolved")
 TIMELINE_KINDS = (
     "diagnosis", "alert_sent", "acknowledged", "remediation_proposed", "remediation_approved",
-    "remediation_rejected", "remediation_applied", "remediation_undone", "resolved", "reopened",
+    "remediation_rejected", "remediation_applied", "remediation_failed", "remediation_undone",
+    "remediation_expired", "resolved", "reopened",
 )
+# pending -> approved (claimed by one approval: being applied) -> applied | failed; failed may be
+# approved again; pending | failed -> rejected | expired; applied -> undone (-> applied if the undo fails).
+PROPOSAL_STATES = ("pending", "approved", "applied", "rejected", "expired", "failed", "undone")
 
 
 class Base(DeclarativeBase):
@@ -108,3 +112,55 @@ class BotThread(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
 
     __table_args__ = (Index("ix_bot_threads_created_at", "created_at"),)
+
+
+class Proposal(Base):
+    """A remediation waiting for (or past) approval; see migration 0004."""
+
+    __tablename__ = "proposals"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    incident_id: Mapped[int | None] = mapped_column(ForeignKey("incidents.id", ondelete="SET NULL"), index=True)
+    kind: Mapped[str] = mapped_column(String(64), nullable=False)
+    target: Mapped[str] = mapped_column(String(320), nullable=False)
+    cluster: Mapped[str] = mapped_column(String(253), nullable=False)
+    namespace: Mapped[str | None] = mapped_column(String(63))
+    params: Mapped[str] = mapped_column(Text, nullable=False)  # JSON object
+    reason: Mapped[str] = mapped_column(Text, nullable=False)
+    finding_code: Mapped[str | None] = mapped_column(String(64))
+    requested_by: Mapped[str] = mapped_column(String(64), nullable=False)
+    requested_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    state: Mapped[str] = mapped_column(String(16), nullable=False)
+    decided_by: Mapped[str | None] = mapped_column(String(64))
+    applied_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    undone_by: Mapped[str | None] = mapped_column(String(64))
+    undone_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    plan: Mapped[str] = mapped_column(Text, nullable=False)  # JSON object, as proposed
+    results: Mapped[str] = mapped_column(Text, nullable=False)  # JSON list, one entry per API call
+    undo: Mapped[str] = mapped_column(Text, nullable=False)  # JSON list of the changes that undo what was applied
+    version: Mapped[int] = mapped_column(Integer, nullable=False)
+
+    __table_args__ = (
+        CheckConstraint("state IN ('pending', 'approved', 'applied', 'rejected', 'expired', 'failed', 'undone')",
+                        name="ck_proposals_state"),
+        Index("ix_proposals_state_expires", "state", "expires_at"),
+    )
+
+
+class ProposalApproval(Base):
+    __tablename__ = "proposal_approvals"
+
+    proposal_id: Mapped[int] = mapped_column(ForeignKey("proposals.id", ondelete="CASCADE"), primary_key=True)
+    approver: Mapped[str] = mapped_column(String(64), primary_key=True)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+
+
+class ProposalMessage(Base):
+    """A Slack message showing a proposal, updated in place as it moves on."""
+
+    __tablename__ = "proposal_messages"
+
+    proposal_id: Mapped[int] = mapped_column(ForeignKey("proposals.id", ondelete="CASCADE"), primary_key=True)
+    channel: Mapped[str] = mapped_column(String(32), primary_key=True)
+    ts: Mapped[str] = mapped_column(String(32), primary_key=True)

@@ -103,7 +103,7 @@ def test_every_stored_text_is_redacted_and_the_rest_kept(engine):
     assert any(secret in str(before) for secret in SECRETS)
 
     updated = count_updated_rows(engine)
-    assert migrate.upgrade(engine) == migrate.head() == "0003"
+    assert migrate.upgrade(engine, "0003") == "0003"
 
     after = dump(engine)
     for secret in SECRETS:
@@ -134,12 +134,12 @@ def test_running_it_again_changes_nothing(engine):
         insert_findings(conn, insert_run(conn, incident, LINES[4][0]),
                         [(LINES[1][0], evidence(*(line for line, _ in LINES))), (CLEAN, "{not json")])
         insert_timeline(conn, incident, LINES[5][0])
-    migrate.upgrade(engine)
+    migrate.upgrade(engine, "0003")
     once = dump(engine)
     assert migrate.downgrade(engine, "0002") == "0002"  # nothing to undo: the values stay redacted
     assert dump(engine) == {**once, "alembic_version": [("0002",)]}
     updated = count_updated_rows(engine)
-    assert migrate.upgrade(engine) == "0003"
+    assert migrate.upgrade(engine, "0003") == "0003"
     assert dump(engine) == once
     assert updated == []
 
@@ -154,7 +154,7 @@ def test_a_large_table_is_processed_in_full(engine):
             else (f"finding {n}", json.dumps([{"source": "env", "text": f"row {n} HF_TOKEN={HF}"}]))
             for n in range(total)])
     updated = count_updated_rows(engine)
-    migrate.upgrade(engine)
+    migrate.upgrade(engine, "0003")
     with engine.connect() as conn:
         rows = conn.execute(text("SELECT position, evidence FROM findings ORDER BY id")).all()
     assert len(rows) == total

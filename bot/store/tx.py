@@ -1,0 +1,71 @@
+"""Transactions for the stores: one unit of work per transaction, transient database errors retried
+with backoff, and StoreUnavailable when the database stays down, so callers answer without it."""
+from __future__ import annotations
+
+import logging
+import time
+from datetime import datetime, timezone
+from typing import Callable, TypeVar
+
+from sqlalchemy import Engine
+from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
+from sqlalchemy.orm import Session, sessionmaker
+
+from bot.errors import GpubotError
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+_TRANSIENT = ("database is locked", "could not connect", "connection refused", "server closed the connection",
+              "terminating connection", "connection reset", "timeout expired", "could not serialize", "deadlock detected")
+
+
+class StoreUnavailable(GpubotError):
+    exit_code = 3
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def aware(value):
+    # SQLite returns naive datetimes for timezone-aware columns: they were written in UTC.
+    if isinstance(value, datetime) and value.tzinfo is None:
+        return value.replace(tzinfo=timezone.utc)
+    return value
+
+
+class Transactions:
+    """``tx(work)`` runs ``work(session)`` in one transaction and returns what it returns.
+
+    The whole unit is retried on a transient error, so ``work`` must not act outside the database."""
+
+    def __init__(self, engine: Engine, *, attempts: int = 4, backoff: float = 0.05) -> None:
+        self._sessions = sessionmaker(engine, expire_on_commit=False)
+        self._attempts = attempts
+        self._backoff = backoff
+
+    def __call__(self, work: Callable[[Session], T]) -> T:
+        for attempt in range(self._attempts):
+            try:
+                with self._sessions.begin() as session:
+                    return work(session)
+            except (OperationalError, DBAPIError) as exc:
+                if isinstance(exc, IntegrityError) or not transient(exc):
+                    raise
+                if attempt + 1 == self._attempts:
+                    raise StoreUnavailable(f"the incident database did not answer ({short(exc)})") from None
+                log.warning("transient database error, retrying: %s", short(exc))
+                time.sleep(self._backoff * (2**attempt))
+        raise AssertionError("unreachable")
+
+
+def transient(exc: DBAPIError) -> bool:
+    if exc.connection_invalidated:
+        return True
+    text = str(exc.orig if exc.orig is not None else exc).lower()
+    return any(marker in text for marker in _TRANSIENT)
+
+
+def short(exc: BaseException) -> str:
+    text = str(getattr(exc, "orig", None) or exc)
+    return " ".join(text.split())[:200]

@@ -60,3 +60,50 @@ def test_the_policy_configmap_is_a_valid_policy_mounted_where_gpubot_policy_poin
     # In-cluster, the cluster is known by GPUBOT_CLUSTER_NAME: the example's channels must name it.
     channel_clusters = {c for grant in policy.channels.values() for c in grant.clusters}
     assert channel_clusters == {env["GPUBOT_CLUSTER_NAME"]}
+
+
+WRITE_VERBS = {"create", "update", "patch", "delete", "deletecollection", "escalate", "bind", "impersonate", "*"}
+
+
+def _granted(role: dict) -> set[tuple[str, str, str]]:
+    return {(group, resource, verb) for rule in role["rules"] for group in rule.get("apiGroups", [])
+            for resource in rule.get("resources", []) for verb in rule["verbs"]}
+
+
+def _kustomize(directory: Path) -> list[dict]:
+    """The objects ``kubectl apply -k directory`` would send (resources only: the files name no patches)."""
+    kustomization = yaml.safe_load((directory / "kustomization.yaml").read_text())
+    assert set(kustomization) <= {"apiVersion", "kind", "namespace", "resources"}, "more than resources: extend this"
+    out = []
+    for entry in kustomization["resources"]:
+        path = (directory / entry).resolve()
+        out += _kustomize(path) if path.is_dir() else [d for d in yaml.safe_load_all(path.read_text()) if d]
+    return out
+
+
+def test_the_base_role_writes_nothing():
+    roles = [d for d in yaml.safe_load_all((DEPLOY / "kubernetes" / "rbac.yaml").read_text()) if d and d["kind"] == "ClusterRole"]
+    assert roles and all(not {v for _, _, v in _granted(r)} & WRITE_VERBS for r in roles)
+
+
+def test_the_remediation_overlay_adds_exactly_the_definitions_writes():
+    from playbooks.remediations import permissions
+
+    overlay = DEPLOY / "overlays" / "remediation"
+    objects = _kustomize(overlay)
+    roles = {d["metadata"]["name"]: d for d in objects if d["kind"] == "ClusterRole"}
+    assert set(roles) == {"gpubot-read", "gpubot-remediate"}
+    for doc in objects:
+        assert validate_object(doc) == [], doc["kind"]
+
+    needed = {(p.group, p.resource, p.verb) for p in permissions()}
+    added = _granted(roles["gpubot-remediate"])
+    assert {g for g in added if g[2] in WRITE_VERBS} == {n for n in needed if n[2] in WRITE_VERBS}
+    assert {v for _, _, v in added} <= {"get", "list", "patch"}
+    # Every read a plan or a verification makes is granted by the base or the overlay, and the overlay
+    # reads nothing the definitions do not need.
+    assert needed <= added | _granted(roles["gpubot-read"])
+    assert added <= needed
+
+    [binding] = [d for d in objects if d["kind"] == "ClusterRoleBinding" and d["roleRef"]["name"] == "gpubot-remediate"]
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "gpubot", "namespace": "gpubot"}]

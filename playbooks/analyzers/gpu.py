@@ -5,7 +5,8 @@ from playbooks.analyzers import evidence as ev
 from playbooks.analyzers.scan import signals
 from playbooks.facts import Facts
 from playbooks.fixes import render_fix
-from playbooks.model import Evidence, Finding
+from playbooks.model import Evidence, Finding, Remediation
+from playbooks.remediations import InvalidRemediation, cordon_gpu_node
 
 GPU = "nvidia.com/gpu"
 
@@ -46,7 +47,7 @@ def analyze_unhealthy(facts: Facts):
                 f"present', pod rejected with UnexpectedAdmissionError). The plugin does not recover by itself. "
                 f"Cordon the node so no new GPU pods land there, then replace it (delete its NodeClaim) or, after a "
                 f"transient fault, restart the device plugin pod on it."),
-        evidence=evidence, fix=fix,
+        evidence=evidence, fix=fix, remediations=_cordon(node),
     )
 
 
@@ -61,9 +62,21 @@ def analyze_xid(facts: Facts):
         title=f"GPU Xid {xid} reported" + (f" on {hits[0].node}" if hits[0].node else ""),
         detail=(f"The NVIDIA driver reported Xid {xid}, a hardware or driver fault (79: GPU fell off the bus; 48: "
                 f"double-bit ECC; 63/64: ECC page retirement; 94/95: contained/uncontained ECC). Critical Xids make the "
-                f"device plugin mark the GPU unhealthy. Replace the node; keep its instance ID for an AWS support case."),
+                f"device plugin mark the GPU unhealthy. Cordon the node so no new GPU pods land there, then replace "
+                f"it; keep its instance ID for an AWS support case."),
         evidence=[Evidence(loc.signal.source, loc.signal.line) for loc in hits[:3]],
+        remediations=_cordon(hits[0].node),
     )
+
+
+def _cordon(node: str | None) -> list[Remediation]:
+    """Cordoning, behind an approval, is offered only for the one node the finding names."""
+    if not node:
+        return []
+    try:
+        return [cordon_gpu_node(node=node)]
+    except InvalidRemediation:  # a name from a log line that is no node name: the fix text still says what to do
+        return []
 
 
 def analyze_plugin_missing(facts: Facts):

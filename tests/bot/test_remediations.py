@@ -35,3 +35,33 @@ def test_nodepool_patch_validates_against_the_crd():
     patch = merge_patch(rem)
     assert patch["spec"]["disruption"] == {"consolidationPolicy": "WhenEmpty", "consolidateAfter": "10m", "budgets": [{"nodes": "1"}]}
     assert validate_patch(NODEPOOL, patch) == []
+
+
+def test_cordon_round_trips_and_its_preview_patch_validates_on_a_node():
+    from playbooks.remediations import cordon_gpu_node
+    from tests.playbooks.remediation_objects import GPU_NODE
+
+    rem = cordon_gpu_node(node="ip-10-0-7-21.ec2.internal")
+    assert (rem.target, rem.params) == ("node/ip-10-0-7-21.ec2.internal", {"node": "ip-10-0-7-21.ec2.internal"})
+    assert parse({"kind": rem.kind, "target": rem.target, "params": rem.params}) == rem
+    patch = merge_patch(rem)
+    assert patch["spec"] == {"unschedulable": True}
+    assert validate_patch(GPU_NODE, patch) == []
+
+
+@pytest.mark.parametrize("kind, field, types", [
+    ("tfjob", "tfReplicaSpecs", {"Chief", "Worker"}),
+    ("mpijob", "mpiReplicaSpecs", {"Launcher", "Worker"}),
+])
+def test_preview_patch_of_the_other_kubeflow_kinds(kind, field, types):
+    patch = merge_patch(annotate_do_not_disrupt(kind=kind, namespace="ml", name="x"))
+    assert set(patch["spec"][field]) == types
+    assert all(t["template"]["metadata"]["annotations"] == {"karpenter.sh/do-not-disrupt": "true"}
+               for t in patch["spec"][field].values())
+
+
+def test_preview_patch_of_a_pytorchjob_still_validates():
+    from tests.playbooks.remediation_objects import PYTORCHJOB
+
+    patch = merge_patch(annotate_do_not_disrupt(kind="pytorchjob", namespace="ml", name="llama"))
+    assert validate_patch(PYTORCHJOB, patch) == []

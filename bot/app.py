@@ -7,11 +7,14 @@ from slack_bolt import App
 from slack_sdk import WebClient
 
 from bot.policy.source import PolicySource
+from bot.remediation.flow import Remediator
 from bot.service import DiagnosisService
+from bot.store.proposals import ProposalStore
 from bot.settings import Settings
 from bot.store import IncidentStore, check_current, make_engine
 from bot.workpool import WorkPool
 from handlers import register_listeners
+from handlers.approvers import UserGroups
 from handlers.deps import Deps
 
 log = logging.getLogger(__name__)
@@ -38,7 +41,9 @@ def create_app(settings: Settings, *, service: DiagnosisService | None = None) -
     # The policy is read now: an invalid file stops start-up with its line and reason.
     service = service or DiagnosisService(settings, policy=PolicySource.from_settings(settings))
     log.info("gpubot: %s", service.policy.describe())
-    deps = Deps(service=service, settings=settings, store=IncidentStore(engine))
+    remediator = Remediator(service, ProposalStore(engine),
+                            groups=UserGroups(client, lambda: service.policy.current().approvers.usergroups))
+    deps = Deps(service=service, settings=settings, store=IncidentStore(engine), remediation=remediator)
     register_listeners(app, deps)
 
     @app.error

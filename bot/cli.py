@@ -83,6 +83,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = policy_sub.add_parser("check", help="validate a policy file and say what it opens (exit 2 when invalid)")
     p.add_argument("file", help="the policy.yaml to check")
 
+    from bot import remediate_cli
+
+    remediate_cli.add_parsers(sub)
+
     p = sub.add_parser("demo", help="diagnose every seed incident on the simulated cluster")
     p.add_argument("--json", action="store_true")
     return parser
@@ -128,6 +132,10 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         return store_cli.run_db(args, settings) if args.command == "db" else store_cli.run_incidents(args, settings)
     if args.command == "policy":
         return _policy_check(args.file)
+    if args.command == "remediate":
+        from bot import remediate_cli
+
+        return remediate_cli.run(args, settings)
     if args.command == "serve":
         from bot.serve import run
 

@@ -29,6 +29,9 @@ ACTION_APPROVAL = "gpubot.request_approval"
 ACTION_ACKNOWLEDGE = "gpubot.incident_acknowledge"
 ACTION_RESOLVE = "gpubot.incident_resolve"
 ACTION_SHARE = "gpubot.share_explanation"
+ACTION_APPROVE = "gpubot.proposal_approve"
+ACTION_REJECT = "gpubot.proposal_reject"
+ACTION_UNDO = "gpubot.proposal_undo"
 # Modal private_metadata is sealed like a button value, under these names.
 META_EXPLAIN = "gpubot.modal.explain"
 META_RESOLVE = "gpubot.modal.resolve"
@@ -209,12 +212,32 @@ class ApprovalRequest:
     remediation: Remediation
     target: TargetRef
     code: str
+    incident: int | None = None  # the incident of the diagnosis it came from: its thread hears the request
 
 
 def encode_approval(request: ApprovalRequest) -> str:
     rem = request.remediation
     return _dump({"r": {"kind": rem.kind, "target": rem.target, "params": rem.params},
-                  "t": request.target.to_dict(), "code": request.code})
+                  "t": request.target.to_dict(), "code": request.code,
+                  **({"inc": request.incident} if request.incident is not None else {})})
+
+
+def with_incident(blocks: list[dict], incident_id: int | None) -> list[dict]:
+    """The diagnosis blocks with each Request approval button tied to the incident just recorded."""
+    if incident_id is None:
+        return blocks
+
+    def walk(node):
+        if isinstance(node, list):
+            return [walk(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        out = {key: walk(value) for key, value in node.items()}
+        if out.get("type") == "button" and out.get("action_id") == ACTION_APPROVAL:
+            out["value"] = _dump({**_load(out["value"]), "inc": int(incident_id)})
+        return out
+
+    return walk(blocks)
 
 
 def decode_approval(value: str) -> ApprovalRequest:
@@ -223,10 +246,24 @@ def decode_approval(value: str) -> ApprovalRequest:
         remediation = parse(raw.get("r"))
     except InvalidRemediation as exc:
         raise PayloadError(f"this remediation is not valid: {exc}") from None
-    code = raw.get("code")
+    code, incident = raw.get("code"), raw.get("inc")
     if not isinstance(code, str) or len(code) > 64:
         raise PayloadError("this button's value is not valid")
-    return ApprovalRequest(remediation=remediation, target=TargetRef.from_dict(raw.get("t")), code=code)
+    if incident is not None and (not isinstance(incident, int) or isinstance(incident, bool) or not 0 < incident < 2**31):
+        raise PayloadError("this button's value is not valid")
+    return ApprovalRequest(remediation=remediation, target=TargetRef.from_dict(raw.get("t")), code=code,
+                           incident=incident)
+
+
+def encode_proposal(proposal_id: int) -> str:
+    return _dump({"proposal": int(proposal_id)})
+
+
+def decode_proposal(value: str) -> int:
+    raw = _load(value).get("proposal")
+    if not isinstance(raw, int) or isinstance(raw, bool) or not 0 < raw < 2**31:
+        raise PayloadError("this button's proposal is not valid")
+    return raw
 
 
 def encode_incident(incident_id: int) -> str:

@@ -7,10 +7,11 @@ from handlers.deps import Deps
 
 
 def register_listeners(app: App, deps: Deps) -> None:
-    from handlers import actions, commands, incidents, mentions, views
+    from handlers import actions, commands, incidents, mentions, proposals, views
 
     commands.register(app, deps)
     mentions.register(app, deps)
     actions.register(app, deps)
     views.register(app, deps)
     incidents.register(app, deps)
+    proposals.register(app, deps)

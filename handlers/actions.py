@@ -1,25 +1,21 @@
-"""Buttons on a diagnosis: Re-run, Show evidence, Request approval, Share in channel.
+"""Buttons on a diagnosis: Re-run, Show evidence, Share in channel (Request approval: handlers.proposals).
 
 A click is untrusted input like any other request: its value is opened only if gpubot sealed it for
 this action in this conversation (bot.payloads.Signer), decoded through the same validation as typed
 input, and what it names is authorised again for the person who clicked (bot.service)."""
 from __future__ import annotations
 
-import json
-
 from slack_bolt import App
 
 from bot.errors import GpubotError
 from bot.payloads import (
-    ACTION_APPROVAL, ACTION_EVIDENCE, ACTION_RERUN, ACTION_SHARE, decode_approval, decode_evidence, decode_share,
-    decode_target, encode_target,
+    ACTION_EVIDENCE, ACTION_RERUN, ACTION_SHARE, decode_evidence, decode_share, decode_target, encode_target,
 )
-from bot.render.blocks import approval_preview_blocks, evidence_messages
+from bot.render.blocks import evidence_messages
 from handlers import flows
 from handlers.deps import Deps
 from handlers.guard import guarded
 from handlers.reply import Reply
-from playbooks.remediations import merge_patch
 
 
 def click_channel(body: dict) -> str | None:
@@ -76,20 +72,6 @@ def register(app: App, deps: Deps) -> None:
             reply.post(text=f"Evidence for {ref.code}", blocks=blocks)
 
     @guarded
-    def request_approval(body, client):
-        reply = reply_for(body, client, deps)
-        try:
-            request = decode_approval(opened_value(body, deps, ACTION_APPROVAL))
-            deps.service.check_remediation(deps.asker(reply.user, click_channel(body)), request.remediation,
-                                           cluster=request.target.cluster, namespace=request.target.namespace)
-        except GpubotError as exc:
-            reply.error(str(exc))
-            return
-        patch = json.dumps(merge_patch(request.remediation), indent=2)
-        reply.private(text=f"Change proposed: {request.remediation.kind} on {request.remediation.target}",
-                      blocks=approval_preview_blocks(request, patch))
-
-    @guarded
     def share(body, client):
         reply = reply_for(body, client, deps)
         try:
@@ -100,6 +82,5 @@ def register(app: App, deps: Deps) -> None:
         reply.thread_ts = None  # the shared answer is a message of its own, not a reply to a private one
         flows.share_explanation(reply, deps, token=token)
 
-    for action_id, lazy in ((ACTION_RERUN, rerun), (ACTION_EVIDENCE, show_evidence), (ACTION_APPROVAL, request_approval),
-                            (ACTION_SHARE, share)):
+    for action_id, lazy in ((ACTION_RERUN, rerun), (ACTION_EVIDENCE, show_evidence), (ACTION_SHARE, share)):
         app.action(action_id)(ack=lambda ack: ack(), lazy=[lazy])

@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from slack_sdk import WebClient
 
+from bot.errors import UserError
 from bot.payloads import Signer
 from bot.recent import Recent
 from bot.service import Asker, DiagnosisService
@@ -14,12 +16,18 @@ from bot.threads import BotThreads
 from handlers.reply import Reply
 from playbooks.model import Diagnosis
 
+if TYPE_CHECKING:
+    from bot.remediation.flow import Remediator
+    from bot.store.proposals import ProposalStore
+
 
 @dataclass
 class Deps:
     service: DiagnosisService
     settings: Settings
     store: IncidentStore | None = None
+    # Changes behind an approval (None: no incident store, so no place to keep proposals).
+    remediation: "Remediator | None" = None
     # Seals every button value and modal metadata the bot sends; opens them when they come back.
     signer: Signer = field(init=False)
     # Threads the bot answered in: a log pasted there gets explained (shared through the store).
@@ -35,6 +43,14 @@ class Deps:
 
     def reply(self, client: WebClient, *, channel: str, user: str | None, **kwargs) -> Reply:
         return Reply(client=client, channel=channel, user=user, signer=self.signer, **kwargs)
+
+    def remediator(self) -> "Remediator":
+        if self.remediation is None:
+            raise UserError("changes are not available in this installation: it has no incident store")
+        return self.remediation
+
+    def proposals(self) -> "ProposalStore":
+        return self.remediator().proposals
 
     @staticmethod
     def asker(user: str | None, channel: str | None) -> Asker:

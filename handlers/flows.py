@@ -6,7 +6,7 @@ import threading
 import time
 
 from bot.errors import GpubotError, NotFoundError, Refused
-from bot.payloads import TargetRef, encode_target
+from bot.payloads import TargetRef, encode_target, with_incident
 from bot.render.blocks import diagnosis_blocks, diagnosis_text, error_blocks, progress_blocks, share_blocks, shared_note_blocks
 from handlers import recording
 from handlers.deps import Deps
@@ -64,7 +64,9 @@ def run_diagnosis(reply: Reply, deps: Deps, *, target: str, namespace: str | Non
     deps.diagnoses.put((encode_target(TargetRef.of(diagnosis)), deps.service.access(asker)), diagnosis)
     actor = reply.user or "unknown"
     recorded, failure = recording.record(deps, diagnosis, actor=actor)
-    reply.update(text=diagnosis_text(diagnosis), blocks=_fit(diagnosis, recording.note(recorded, failure)))
+    blocks = with_incident(_fit(diagnosis, recording.note(recorded, failure)),
+                           recorded.incident.id if recorded is not None else None)
+    reply.update(text=diagnosis_text(diagnosis), blocks=blocks)
     recording.link_thread(deps, reply, recorded, actor=actor, summary=diagnosis.summary)
 
 

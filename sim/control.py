@@ -19,6 +19,8 @@ class Fault:
     times: int
     path_contains: str
     delay_seconds: float
+    method: str | None = None  # only requests with this method (None: any)
+    after: int = 0  # matching requests served normally before the fault starts (a dry run, then the write)
 
 
 def parse_fault(spec: object) -> Fault:
@@ -38,7 +40,13 @@ def parse_fault(spec: object) -> Fault:
         raise ValueError(f"delay_seconds must be a non-negative number, got {delay!r}")
     if status is None and not delay:
         raise ValueError("a fault needs an error status (400-599), a delay_seconds, or both")
-    return Fault(status, times, str(spec.get("path_contains", "")), float(delay))
+    method = spec.get("method")
+    if method is not None and method not in ("GET", "POST", "PUT", "PATCH", "DELETE"):
+        raise ValueError(f"method must be GET, POST, PUT, PATCH or DELETE, got {method!r}")
+    after = spec.get("after", 0)
+    if not isinstance(after, int) or after < 0:
+        raise ValueError(f"after must be a non-negative integer, got {after!r}")
+    return Fault(status, times, str(spec.get("path_contains", "")), float(delay), method, after)
 
 
 class ControlState:
@@ -82,11 +90,14 @@ class ControlState:
         with self._lock:
             self._faults.clear()
 
-    def take_fault(self, target: str) -> Fault | None:
+    def take_fault(self, target: str, method: str = "GET") -> Fault | None:
         """The first fault matching this request, used up by one."""
         with self._lock:
             for fault in self._faults:
-                if fault.path_contains in target:
+                if fault.path_contains in target and fault.method in (None, method):
+                    if fault.after:
+                        fault.after -= 1
+                        continue
                     fault.times -= 1
                     if fault.times == 0:
                         self._faults.remove(fault)

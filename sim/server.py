@@ -5,7 +5,9 @@ Control endpoints (never counted as API requests):
   POST   /sim/requests/reset
   GET    /sim/requests/log    -> {"requests": ["GET /api/v1/pods?limit=500 200", ...]}
   GET    /sim/requests/details -> {"requests": [{"method", "target", "status", "contentType"}, ...]}
-  POST   /sim/faults          {"status": 503, "times": 1, "path_contains": "/pods", "delay_seconds": 0}
+  POST   /sim/faults          {"status": 503, "times": 1, "path_contains": "/pods", "delay_seconds": 0,
+                                "method": "PATCH", "after": 1}   (method, after: optional; after = matching
+                                requests served first, e.g. the dry run before the write)
   DELETE /sim/faults
 """
 
@@ -109,7 +111,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(response)
 
     def _api(self, path: str, query: str, body: bytes) -> api.Response:
-        fault = self.server.control.take_fault(self.path)
+        fault = self.server.control.take_fault(self.path, self.command)
         if fault is not None:
             if fault.delay_seconds:
                 time.sleep(fault.delay_seconds)

@@ -43,6 +43,8 @@ class SlackState:
     socket_url: Callable[[], str | None] = lambda: None
     messages: dict[tuple[str, str], dict] = field(default_factory=dict)
     views: dict[str, dict] = field(default_factory=dict)
+    # User group id -> member ids, for usergroups.users.list (set by a test).
+    usergroups: dict[str, list[str]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
     _ts: itertools.count = field(default_factory=lambda: itertools.count(1))
     _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
@@ -258,6 +260,17 @@ def users_info(state: SlackState, args: dict) -> dict:
     }}
 
 
+def usergroups_users_list(state: SlackState, args: dict) -> dict:
+    """Members of a user group (https://api.slack.com/methods/usergroups.users.list): ``users`` is a
+    list of ids; an unknown group is ``no_such_subteam``."""
+    group = _required(args, "usergroup", "no_such_subteam")
+    with state.lock:
+        members = state.usergroups.get(group)
+    if members is None:
+        raise SlackError("no_such_subteam")
+    return {"ok": True, "users": list(members)}
+
+
 def auth_test(state: SlackState, args: dict) -> dict:
     return {"ok": True, "url": ws.TEAM_URL, "team": ws.TEAM_NAME, "user": ws.BOT_USER_NAME, "team_id": ws.TEAM_ID,
             "user_id": ws.BOT_USER_ID, "bot_id": ws.BOT_ID, "is_enterprise_install": False}
@@ -280,5 +293,6 @@ METHODS: dict[str, Callable[[SlackState, dict], dict]] = {
     "chat.delete": chat_delete, "views.open": views_open, "views.push": views_push, "views.update": views_update,
     "views.publish": views_publish, "conversations.info": conversations_info, "users.info": users_info,
     "auth.test": auth_test, "api.test": api_test, "apps.connections.open": apps_connections_open,
+    "usergroups.users.list": usergroups_users_list,
 }
 APP_TOKEN_METHODS = frozenset({"apps.connections.open"})

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from bot.payloads import ACTION_APPROVAL, ACTION_EVIDENCE, ACTION_RERUN
+from bot.payloads import ACTION_APPROVAL, ACTION_APPROVE, ACTION_EVIDENCE, ACTION_REJECT, ACTION_RERUN
 from tests.slack.conftest import opened
 
 
@@ -45,8 +45,14 @@ def test_request_approval_shows_the_exact_change(slack_bot):
     slack_bot.slack.reset()
     consolidation = next(b for b in approvals if json.loads(opened(b["value"]))["r"]["kind"] == "nodepool-consolidation")
     slack_bot.send.block_action(ACTION_APPROVAL, consolidation["value"], message_ts=final.args["ts"])
+    # A proposal is recorded and posted in the incident's thread with the exact diff.
+    posted = slack_bot.slack.wait_for("chat.postMessage", predicate=lambda c: "Change #" in c.args["text"])[0]
+    assert posted.args["thread_ts"] is not None
+    blocks = json.dumps(posted.args["blocks"])
+    assert "WhenEmpty" in blocks and "<@U0ALICE>" in blocks
+    assert {b["action_id"] for b in _buttons(posted.args["blocks"])} == {ACTION_APPROVE, ACTION_REJECT}
     note = slack_bot.slack.wait_for("chat.postEphemeral")[0]
-    assert "WhenEmpty" in json.dumps(note.args["blocks"]) and note.args["user"] == "U0ALICE"
+    assert note.args["user"] == "U0ALICE" and "Approval requested" in note.args["text"]
 
 
 def test_forged_button_values_are_refused(slack_bot):

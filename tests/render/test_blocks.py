@@ -8,7 +8,7 @@ import pytest
 
 from bot.payloads import (ACTION_APPROVAL, ACTION_EVIDENCE, ACTION_RERUN, TargetRef, decode_approval, decode_evidence,
                           decode_target)
-from bot.render.blocks import (approval_preview_blocks, check, check_modal, diagnosis_blocks, diagnosis_text,
+from bot.render.blocks import (check, check_modal, diagnosis_blocks, diagnosis_text,
                                error_blocks, evidence_blocks, evidence_messages, explain_modal, help_blocks,
                                nodepools_blocks, nodes_blocks, progress_blocks)
 from bot.render.blocks import limits
@@ -307,20 +307,48 @@ def test_help_with_a_lead_line():
     assert blocks[1]["type"] == "header"
 
 
-def test_approval_preview():
-    from bot.payloads import ApprovalRequest
-    from playbooks.remediations import merge_patch
+def _proposal(state: str, **extra):
+    from datetime import datetime, timezone
 
-    rem = nodepool_consolidation(nodepool="gpu-training")
-    request = ApprovalRequest(remediation=rem, target=TargetRef(kind="pytorchjob", name="j", namespace="ml",
-                                                                cluster="prod"), code="karpenter.disruption")
-    patch = json.dumps(merge_patch(rem), indent=2)
-    blocks = approval_preview_blocks(request, patch)
-    assert_valid(blocks)
+    from bot.store.proposals import ProposalView
+
+    fields = dict(id=7, kind="nodepool-consolidation", target="nodepool/gpu-training", cluster="prod", namespace="ml",
+                  params={}, reason="karpenter.disruption on pytorchjob/j", finding_code="karpenter.disruption",
+                  requested_by="U0ML", requested_at=datetime(2026, 11, 23, 12, tzinfo=timezone.utc),
+                  expires_at=datetime(2026, 11, 23, 12, 30, tzinfo=timezone.utc), state=state, approvals=(),
+                  decided_by=None, applied_at=None, undone_by=None, undone_at=None,
+                  plan={"summary": "set consolidationPolicy WhenEmpty", "preview": "--- a\n+++ b\n" + "-x\n+y\n" * 3},
+                  results=[], undo=[], incident_id=None, messages=(), version=1)
+    fields.update(extra)
+    return ProposalView(**fields)
+
+
+@pytest.mark.parametrize("state, buttons", [
+    ("pending", ["Approve", "Reject"]), ("failed", ["Approve", "Reject"]), ("applied", ["Undo"]),
+    ("rejected", []), ("expired", []), ("undone", []),
+])
+def test_proposal_message_offers_what_its_state_allows(state, buttons):
+    from bot.render.blocks.proposal import proposal_blocks
+
+    undo = [{"ref": {}, "patchType": "application/json-patch+json", "patch": []}] if state == "applied" else []
+    blocks = proposal_blocks(_proposal(state, undo=undo, approvals=("U0ONCALL",) if state == "applied" else ()))
+    assert check(blocks) == []  # mentions (<@U...>) are meant here: people are named
+    labels = [e["text"]["text"] for b in blocks if b["type"] == "actions" for e in b["elements"]]
+    assert labels == buttons
     text = alltext(blocks)
-    assert "`nodepool-consolidation` on `nodepool/gpu-training`" in text
-    assert f"```\n{patch}\n```" in text and "Nothing has been changed" in text
-    assert_valid(approval_preview_blocks(request, "x" * 50000))
+    assert "`nodepool-consolidation` on `nodepool/gpu-training`" in text and "<@U0ML>" in text
+    assert "```" in text  # the diff
+
+
+def test_a_huge_diff_and_many_results_stay_within_slack_limits():
+    from bot.render.blocks.proposal import proposal_blocks
+
+    results = [{"object": f"Pod ml/p-{i}", "result": "applied", "reason": "r" * 400} for i in range(300)]
+    blocks = proposal_blocks(_proposal("failed", plan={"summary": "s", "preview": "+line\n" * 20000}, results=results))
+    assert check(blocks) == []
+    [listing] = [b["text"]["text"] for b in blocks if b["type"] == "section" and "Pod ml/p-0" in b["text"]["text"]]
+    shown = listing.count("• ")
+    assert 0 < shown <= 10 and listing.endswith(f"and {300 - shown} more")
 
 
 def test_explain_modal():

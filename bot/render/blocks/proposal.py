@@ -49,11 +49,7 @@ def proposal_blocks(p, *, note: str | None = None) -> list[dict]:
         who.append(f"undone by {mention(p.undone_by)}")
     blocks.append(kit.section(f"*{state}*" + (f" ({'; '.join(who)})" if who else "")))
     if p.results:
-        lines = [f"• `{clean(str(r.get('object', '')), 200)}`: {clean(str(r.get('result', '')), 60)}"
-                 + (f" ({clean(str(r['reason']), 300)})" if r.get("reason") else "") for r in p.results[:MAX_RESULTS]]
-        if len(p.results) > MAX_RESULTS:
-            lines.append(f"and {len(p.results) - MAX_RESULTS} more")
-        blocks.append(kit.section(clean("\n".join(lines), limits.SECTION_TEXT)))
+        blocks.append(kit.section(_results(p.results)))
     if note:
         blocks.append(kit.context(clean(note, 500)))
     value = encode_proposal(p.id)
@@ -63,3 +59,18 @@ def proposal_blocks(p, *, note: str | None = None) -> list[dict]:
     elif p.state == "applied" and p.undo:
         blocks += kit.actions([kit.button("Undo", action_id=ACTION_UNDO, value=value)])
     return blocks
+
+
+def _results(results: list[dict]) -> str:
+    """One line per object, as many as fit, then how many more."""
+    budget = limits.SECTION_TEXT - 40
+    lines: list[str] = []
+    for i, r in enumerate(results[:MAX_RESULTS]):
+        line = (f"• `{clean(str(r.get('object', '')), 200)}`: {clean(str(r.get('result', '')), 60)}"
+                + (f" ({clean(str(r['reason']), 300)})" if r.get("reason") else ""))
+        if sum(len(x) + 1 for x in lines) + len(line) > budget:
+            break
+        lines.append(line)
+    if len(lines) < len(results):
+        lines.append(f"and {len(results) - len(lines)} more")
+    return "\n".join(lines)

@@ -8,7 +8,7 @@ from bot.render.blocks import kit, limits
 from bot.render.blocks.incidents import mention, slack_date
 from bot.render.blocks.text import clean, fenced_chunks
 
-MAX_DIFF_SECTIONS = 3
+MAX_DIFF_SECTIONS = 2  # with the results, within Slack's 12,000 characters per message
 MAX_RESULTS = 10
 STATE_LINES = {
     "pending": ":hourglass_flowing_sand: Waiting for approval",
@@ -63,7 +63,7 @@ def proposal_blocks(p, *, note: str | None = None) -> list[dict]:
 
 def _results(results: list[dict]) -> str:
     """One line per object, as many as fit, then how many more."""
-    budget = limits.SECTION_TEXT - 40
+    budget = 2000
     lines: list[str] = []
     for i, r in enumerate(results[:MAX_RESULTS]):
         line = (f"• `{clean(str(r.get('object', '')), 200)}`: {clean(str(r.get('result', '')), 60)}"

@@ -14,6 +14,7 @@ from bot.payloads import (
     ACTION_APPROVAL, ACTION_APPROVE, ACTION_REJECT, ACTION_UNDO, decode_approval, decode_proposal, seal_blocks,
 )
 from bot.render.blocks.proposal import proposal_blocks, proposal_text
+from bot.store.proposals import ProposalConflict
 from handlers.actions import click_channel, opened_value, reply_for
 from handlers.deps import Deps
 from handlers.guard import guarded
@@ -58,6 +59,11 @@ def register(app: App, deps: Deps) -> None:
                     outcome = remediator.reject(proposal_id, asker=asker)
                 else:
                     outcome = remediator.undo(proposal_id, asker=asker)
+            except ProposalConflict as exc:
+                # The proposal moved on (expired, applied, rejected ...): every copy shows where it stands.
+                _refresh(deps, client, exc.proposal, note=None)
+                reply.error(str(exc))
+                return
             except GpubotError as exc:
                 reply.error(str(exc))
                 return
@@ -103,7 +109,7 @@ def _announce(deps: Deps, client, proposal, *, fallback: Reply) -> list[tuple[st
     return posted
 
 
-def _refresh(deps: Deps, client, proposal, *, note: str) -> None:
+def _refresh(deps: Deps, client, proposal, *, note: str | None) -> None:
     for channel, ts in proposal.messages:
         try:
             client.chat_update(channel=channel, ts=ts, text=proposal_text(proposal),

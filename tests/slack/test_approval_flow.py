@@ -215,10 +215,6 @@ def test_an_expired_proposal_is_refused(world):
     nothing_written(world)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: handlers/proposals.py decide() answers a ProposalConflict (expired, "
-                                       "already applied, rejected) privately and never refreshes the proposal's "
-                                       "messages, and nothing calls ProposalStore.expire_due(): an expired "
-                                       "proposal's messages keep 'Waiting for approval' and the Approve button")
 def test_an_expired_proposals_messages_say_so(world):
     with world.serve(policy=policy_text(expiry="1s")) as bot:
         posted = world.request(bot)
@@ -320,7 +316,9 @@ def test_a_target_changed_since_the_proposal_stops_the_apply(world):
     for call in world.updates(posted.id):
         assert "request a fresh proposal" in shown(call)
     assert {(c.args["channel"], c.args["ts"]) for c in world.updates(posted.id)} == posted.places()
-    # Approving the same proposal again stops again: what it was planned from is gone for good.
+    # What it was planned from is gone for good: the message offers Reject, not Approve.
+    assert all(ACTION_APPROVE not in json.dumps(c.args["blocks"]) for c in world.updates(posted.id))
+    # Approving the same proposal again (an old copy of the button) stops again.
     again = approve(world, posted, user=GROUPIE)
     assert len(again) == 1 and "changed since the proposal" in again[0]
     assert world.writes() == []

@@ -21,6 +21,17 @@ STATE_LINES = {
 }
 
 
+STALE_LINE = (":warning: Stopped: the target changed since this was proposed, so it cannot be applied as shown; "
+              "request a fresh proposal from a new diagnosis")
+
+
+def _stale(p) -> bool:
+    """Stopped because what it would change moved since the proposal: approving again cannot help."""
+    last = (p.results or [{}])[-1]
+    return p.state == "failed" and last.get("result") == "stopped" and "changed since the proposal" in str(
+        last.get("reason", ""))
+
+
 def proposal_text(p) -> str:
     return f"Change #{p.id} {p.state}: {p.kind} on {p.target}"
 
@@ -39,7 +50,8 @@ def proposal_blocks(p, *, note: str | None = None) -> list[dict]:
     blocks += [kit.section(chunk) for chunk in chunks[:MAX_DIFF_SECTIONS]]
     if len(chunks) > MAX_DIFF_SECTIONS:
         blocks.append(kit.context(f"and {len(chunks) - MAX_DIFF_SECTIONS} more parts of the diff"))
-    state = STATE_LINES.get(p.state, p.state)
+    stale = _stale(p)
+    state = STALE_LINE if stale else STATE_LINES.get(p.state, p.state)
     who = []
     if p.approvals:
         who.append("approved by " + ", ".join(mention(a) for a in p.approvals))
@@ -53,7 +65,9 @@ def proposal_blocks(p, *, note: str | None = None) -> list[dict]:
     if note:
         blocks.append(kit.context(clean(note, 500)))
     value = encode_proposal(p.id)
-    if p.state in ("pending", "failed"):
+    if p.state == "failed" and stale:
+        blocks += kit.actions([kit.button("Reject", action_id=ACTION_REJECT, value=value)])
+    elif p.state in ("pending", "failed"):
         blocks += kit.actions([kit.button("Approve", action_id=ACTION_APPROVE, value=value, style="primary"),
                                kit.button("Reject", action_id=ACTION_REJECT, value=value, style="danger")])
     elif p.state == "applied" and p.undo:

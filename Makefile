@@ -35,6 +35,7 @@ bench: install-dev
 	$(BIN)/python tests/benchmarks/bench_explain.py
 	$(BIN)/python tests/benchmarks/bench_diagnose.py
 	$(BIN)/python tests/benchmarks/bench_ack.py
+	$(BIN)/python tests/benchmarks/bench_flood.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info

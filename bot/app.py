@@ -11,7 +11,7 @@ from bot.remediation.flow import Remediator
 from bot.service import DiagnosisService
 from bot.store.proposals import ProposalStore
 from bot.settings import Settings
-from bot.store import IncidentStore, check_current, make_engine
+from bot.store import DeliveryStore, IncidentStore, check_current, make_engine
 from bot.workpool import WorkPool
 from handlers import register_listeners
 from handlers.approvers import UserGroups
@@ -44,7 +44,7 @@ def create_app(settings: Settings, *, service: DiagnosisService | None = None) -
     remediator = Remediator(service, ProposalStore(engine),
                             groups=UserGroups(client, lambda: service.policy.current().approvers.usergroups))
     deps = Deps(service=service, settings=settings, store=IncidentStore(engine), remediation=remediator)
-    register_listeners(app, deps)
+    register_listeners(app, deps, deliveries=DeliveryStore(engine))
 
     @app.error
     def on_error(error, body, logger):

@@ -3,11 +3,16 @@ from __future__ import annotations
 
 from slack_bolt import App
 
+from bot.store import DeliveryStore
 from handlers.deps import Deps
 
 
-def register_listeners(app: App, deps: Deps) -> None:
-    from handlers import actions, commands, incidents, mentions, proposals, views
+def register_listeners(app: App, deps: Deps, *, deliveries: DeliveryStore | None = None) -> None:
+    from handlers import actions, commands, dedup, incidents, mentions, proposals, views
+
+    if deliveries is not None:
+        # First of the app's own middleware: a retry is answered before anything acts on it.
+        app.use(dedup.DeliveryDedup(deliveries))
 
     commands.register(app, deps)
     mentions.register(app, deps)

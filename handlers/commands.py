@@ -1,7 +1,11 @@
 """``/gpu``: acknowledged at once (bad input answered in the ack itself), the work done lazily."""
 from __future__ import annotations
 
+import logging
+
 from slack_bolt import App
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
 
 from bot.commands import GpuCommand, parse_command
 from bot.errors import GpubotError, UserError
@@ -14,9 +18,11 @@ from handlers.guard import guarded
 from handlers.reply import Reply
 from bot.payloads import META_EXPLAIN
 
+log = logging.getLogger(__name__)
+
 
 def register(app: App, deps: Deps) -> None:
-    def ack_gpu(ack, command):
+    def ack_gpu(ack, command, client):
         try:
             parsed = parse_command(command.get("text", ""))
         except UserError as exc:
@@ -26,10 +32,17 @@ def register(app: App, deps: Deps) -> None:
             ack(text="gpubot: /gpu why-pending <job>, diagnose <target>, explain, nodes, nodepools",
                 blocks=help_blocks(), response_type="ephemeral")
             return
+        if parsed.action == "explain" and not parsed.text:
+            # The trigger_id lives 3 s from the command: the form is opened here, in the request's own
+            # thread, not after the lazy pool gets round to it.
+            failure = _open_explain_form(client, deps, command)
+            if failure:
+                ack(text=failure, blocks=error_blocks(failure), response_type="ephemeral")
+                return
         ack()
 
     @guarded
-    def run_gpu(command, client, respond, body):
+    def run_gpu(command, client, respond):
         try:
             parsed = parse_command(command.get("text", ""))
         except UserError:
@@ -38,20 +51,27 @@ def register(app: App, deps: Deps) -> None:
         reply = deps.reply(client, channel=channel, user=user, respond=respond)
         if parsed.action in ("why-pending", "diagnose"):
             flows.run_diagnosis(reply, deps, target=parsed.target, namespace=parsed.namespace, cluster=parsed.cluster)
-        elif parsed.action == "explain":
-            if parsed.text:
-                flows.explain(reply, deps, text=parsed.text, private=True)
-            else:
-                view = explain_modal(channel_id=channel)
-                view["private_metadata"] = deps.signer.seal(view["private_metadata"], action=META_EXPLAIN,
-                                                            conversation=None)
-                client.views_open(trigger_id=body["trigger_id"], view=view)
+        elif parsed.action == "explain" and parsed.text:
+            flows.explain(reply, deps, text=parsed.text, private=True)
         elif parsed.action in ("nodes", "nodepools"):
             _fleet(reply, deps, parsed)
         elif parsed.action in ("incidents", "incident"):
             _incidents(reply, deps, parsed)
 
     app.command("/gpu")(ack=ack_gpu, lazy=[run_gpu])
+
+
+def _open_explain_form(client: WebClient, deps: Deps, command: dict) -> str | None:
+    """Open the explain form; None when it opened, else what to tell the person."""
+    view = explain_modal(channel_id=command["channel_id"])
+    view["private_metadata"] = deps.signer.seal(view["private_metadata"], action=META_EXPLAIN, conversation=None)
+    try:
+        client.views_open(trigger_id=command["trigger_id"], view=view)
+    except (SlackApiError, OSError) as exc:  # OSError: Slack unreachable or too slow
+        error = exc.response.get("error") if isinstance(exc, SlackApiError) else "no answer"
+        log.warning("the explain form did not open: %s", error)
+        return f"Slack did not open the form ({error}): run /gpu explain again, or paste the text after it."
+    return None
 
 
 def _fleet(reply: Reply, deps: Deps, parsed: GpuCommand) -> None:

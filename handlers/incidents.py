@@ -3,8 +3,12 @@ from __future__ import annotations
 
 import json
 import logging
+import uuid
+from concurrent.futures import ThreadPoolExecutor, TimeoutError as FutureTimeout
 
 from slack_bolt import App
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
 from sqlalchemy.exc import SQLAlchemyError
 
 from bot.errors import GpubotError, UserError
@@ -13,11 +17,17 @@ from bot.policy import Access
 from bot.render.blocks import home_view, incident_action_blocks, resolve_modal
 from bot.render.blocks.modal import RESOLVE_BLOCK_ID, RESOLVE_CALLBACK_ID
 from bot.store import StoreUnavailable
+from bot.store.incidents import IncidentDetail
 from handlers.actions import click_channel, opened_value, reply_for
 from handlers.deps import Deps
 from handlers.guard import guarded
 
 log = logging.getLogger(__name__)
+# The store read deciding whether the Resolve form opens gets this long, leaving views.open the rest
+# of the trigger's 3 s.
+ACK_READ_BUDGET = 1.5
+# Where the ack step leaves, for the lazy step, why the form did not open.
+RESOLVE_REFUSAL = "gpubot_resolve_refusal"
 
 
 def register(app: App, deps: Deps) -> None:
@@ -34,25 +44,19 @@ def register(app: App, deps: Deps) -> None:
         text = f"Incident #{incident.id} acknowledged by <@{reply.user}>"
         reply.post(text=text, blocks=incident_action_blocks(text))
 
+    reads = ThreadPoolExecutor(max_workers=4, thread_name_prefix="gpubot-ack-read")
+
+    def ack_resolution(ack, body, client, context):
+        """Resolve asks what fixed it (the next diagnosis of the same problem quotes the answer), in a form
+        opened now: the click's trigger_id lives 3 s. What stops it is told privately in the lazy step."""
+        context[RESOLVE_REFUSAL] = _open_resolve_form(body, client, deps, reads)
+        ack()
+
     @guarded
-    def ask_resolution(body, client):
-        """Resolve asks what fixed it: the next diagnosis of the same problem quotes the answer."""
-        reply = reply_for(body, client, deps)
-        try:
-            detail = _store(deps).get(_incident_id(body, deps, ACTION_RESOLVE),
-                                      access=_access(deps, reply.user, click_channel(body)))
-        except GpubotError as exc:
-            reply.error(str(exc))
-            return
-        incident = detail.incident
-        if incident.status == "resolved":
-            note = f"incident #{incident.id} is already resolved"
-            reply.error(note)
-            return
-        view = resolve_modal(incident_id=incident.id, title=f"{incident.code} on {incident.target}: {incident.title}",
-                             channel_id=reply.channel, thread_ts=reply.thread_ts)
-        view["private_metadata"] = deps.signer.seal(view["private_metadata"], action=META_RESOLVE, conversation=None)
-        client.views_open(trigger_id=body["trigger_id"], view=view)
+    def ask_resolution(body, client, context):
+        refusal = context.get(RESOLVE_REFUSAL)
+        if refusal:
+            reply_for(body, client, deps).error(refusal)
 
     @guarded
     def resolve(view, body, client):
@@ -89,9 +93,42 @@ def register(app: App, deps: Deps) -> None:
         client.views_publish(user_id=event["user"], view=view)
 
     app.action(ACTION_ACKNOWLEDGE)(ack=lambda ack: ack(), lazy=[acknowledge])
-    app.action(ACTION_RESOLVE)(ack=lambda ack: ack(), lazy=[ask_resolution])
+    app.action(ACTION_RESOLVE)(ack=ack_resolution, lazy=[ask_resolution])
     app.view(RESOLVE_CALLBACK_ID)(ack=lambda ack: ack(), lazy=[resolve])
     app.event("app_home_opened")(ack=lambda ack: ack(), lazy=[home])
+
+
+def _open_resolve_form(body: dict, client: WebClient, deps: Deps, reads: ThreadPoolExecutor) -> str | None:
+    """Open the resolve form for the incident the button names; None when it opened, else why not."""
+    reply = reply_for(body, client, deps)
+
+    def read() -> IncidentDetail:
+        return _store(deps).get(_incident_id(body, deps, ACTION_RESOLVE),
+                                access=_access(deps, reply.user, click_channel(body)))
+
+    try:
+        # Bounded: a database slower than this would make the form miss the trigger's 3 s anyway.
+        incident = reads.submit(read).result(timeout=ACK_READ_BUDGET).incident
+    except FutureTimeout:
+        return "the incident database was too slow to answer: press Resolve again in a moment"
+    except GpubotError as exc:
+        return str(exc)
+    except Exception:  # noqa: BLE001 - the lazy step tells the person; the traceback is logged here
+        ref = uuid.uuid4().hex[:8]
+        log.exception("the resolve form failed (ref %s)", ref)
+        return f"Something went wrong on gpubot's side (ref {ref}); the details are in its log."
+    if incident.status == "resolved":
+        return f"incident #{incident.id} is already resolved"
+    view = resolve_modal(incident_id=incident.id, title=f"{incident.code} on {incident.target}: {incident.title}",
+                         channel_id=reply.channel, thread_ts=reply.thread_ts)
+    view["private_metadata"] = deps.signer.seal(view["private_metadata"], action=META_RESOLVE, conversation=None)
+    try:
+        client.views_open(trigger_id=body["trigger_id"], view=view)
+    except (SlackApiError, OSError) as exc:  # OSError: Slack unreachable or too slow
+        error = exc.response.get("error") if isinstance(exc, SlackApiError) else "no answer"
+        log.warning("the resolve form did not open: %s", error)
+        return f"Slack did not open the form ({error}): press Resolve again"
+    return None
 
 
 def _store(deps: Deps):

@@ -164,3 +164,15 @@ class ProposalMessage(Base):
     proposal_id: Mapped[int] = mapped_column(ForeignKey("proposals.id", ondelete="CASCADE"), primary_key=True)
     channel: Mapped[str] = mapped_column(String(32), primary_key=True)
     ts: Mapped[str] = mapped_column(String(32), primary_key=True)
+
+
+class Delivery(Base):
+    """A Slack delivery already taken (see migration 0005 and bot.store.deliveries)."""
+
+    __tablename__ = "deliveries"
+
+    key: Mapped[str] = mapped_column(String(128), primary_key=True)
+    kind: Mapped[str] = mapped_column(String(16), nullable=False)
+    first_seen_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+
+    __table_args__ = (Index("ix_deliveries_first_seen_at", "first_seen_at"),)

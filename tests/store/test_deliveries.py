@@ -12,22 +12,7 @@ from sqlalchemy import inspect, select
 
 from bot.store import DeliveryStore, make_engine, migrate
 from bot.store.models import Base, Delivery
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
-@pytest.fixture
-def engine(db_url):
-    engine = make_engine(db_url)
-    migrate.upgrade(engine)
-    yield engine
-    engine.dispose()
+from tests.store.conftest import Clock
 
 
 def test_a_delivery_is_taken_once(engine):
@@ -60,7 +45,7 @@ def test_eight_replicas_receiving_the_same_delivery_take_it_once(db_url, engine)
 
 
 def test_prune_deletes_only_old_deliveries(engine):
-    clock = Clock()
+    clock = Clock(datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc))
     store = DeliveryStore(engine, clock=clock)
     store.first_time("old", kind="event")
     clock.now += timedelta(hours=23)
@@ -73,7 +58,7 @@ def test_prune_deletes_only_old_deliveries(engine):
 
 
 def test_inserts_prune_now_and_then(engine):
-    clock = Clock()
+    clock = Clock(datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc))
     store = DeliveryStore(engine, clock=clock, prune_every=3)
     store.first_time("k1", kind="event")
     clock.now += timedelta(days=2)

@@ -1,15 +1,14 @@
 """The incident store shows and accepts only what the asker may read (SQLite and PostgreSQL)."""
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 
 import pytest
 from sqlalchemy import text
 
 from bot.errors import NotFoundError, UserError
 from bot.policy.model import Access, Grant
-from bot.store import IncidentStore, make_engine
-from bot.store import migrate
+from bot.store import IncidentStore
 from playbooks.model import Diagnosis, Evidence, Finding, Target
 
 # (cluster, namespace, kind, name, code): namespace None is a cluster-scoped target.
@@ -38,27 +37,6 @@ def label(cluster: str, namespace: str | None, name: str) -> str:
 def diagnosis(cluster: str, namespace: str | None, kind: str, name: str, code: str) -> Diagnosis:
     finding = Finding(code, "error", "high", f"{code} on {name}", "detail", [Evidence("event x", "Back-off pulling image")])
     return Diagnosis(Target(kind, name, namespace), f"summary of {code}", [finding], cluster=cluster)
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = datetime(2026, 11, 1, 9, 0, tzinfo=timezone.utc)
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
-@pytest.fixture
-def engine(db_url):
-    engine = make_engine(db_url)
-    migrate.upgrade(engine)
-    yield engine
-    engine.dispose()
-
-
-@pytest.fixture
-def clock():
-    return Clock()
 
 
 @pytest.fixture

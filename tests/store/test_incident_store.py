@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import threading
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 
 import pytest
 from sqlalchemy import text
@@ -20,27 +20,6 @@ def diagnosis(code="karpenter.disruption", severity="critical", name="llama-3-8b
                       remediations=[Remediation("nodepool-consolidation", "nodepool/gpu",
                                                 {"nodepool": "gpu", "consolidationPolicy": "WhenEmpty", "consolidateAfter": "10m"})])
     return Diagnosis(Target("pytorchjob", name, "ml"), f"summary of {code}", [finding], cluster=cluster)
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = datetime(2026, 11, 1, 9, 0, tzinfo=timezone.utc)
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
-@pytest.fixture
-def engine(db_url):
-    engine = make_engine(db_url)
-    migrate.upgrade(engine)
-    yield engine
-    engine.dispose()
-
-
-@pytest.fixture
-def clock():
-    return Clock()
 
 
 @pytest.fixture

@@ -16,33 +16,13 @@ from bot.store import IncidentStore, ProposalConflict, ProposalStore, make_engin
 from bot.store import migrate
 from bot.store.models import Base
 from playbooks.model import Diagnosis, Evidence, Finding, Target
+from tests.store.conftest import Clock
 
 HF = "hf_abcdefghijklmnopqrstuvwxyzABCDEFGH"
 TABLES = {"proposals", "proposal_approvals", "proposal_messages"}
 PLAN = {"changes": [{"ref": {"kind": "NodePool", "name": "gpu"}, "patchType": "application/merge-patch+json",
                      "patch": {"spec": {"disruption": {"consolidationPolicy": "WhenEmpty"}}}}],
         "undo": [], "preview": "- WhenEmptyOrUnderutilized\n+ WhenEmpty", "summary": "consolidate NodePool gpu only when empty"}
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = datetime(2026, 11, 1, 9, 0, tzinfo=timezone.utc)
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
-@pytest.fixture
-def engine(db_url):
-    engine = make_engine(db_url)
-    migrate.upgrade(engine)
-    yield engine
-    engine.dispose()
-
-
-@pytest.fixture
-def clock():
-    return Clock()
 
 
 @pytest.fixture

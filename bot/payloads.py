@@ -140,25 +140,36 @@ class TargetRef:
         return cls(kind=raw["k"], name=name, namespace=ns, cluster=cluster)
 
 
-def seal_blocks(blocks: list[dict] | None, signer: Signer, *, conversation: str | None) -> list[dict] | None:
-    """A copy of ``blocks`` with every gpubot button's value sealed for the conversation it is sent to:
-    the one place values leave, so none leaves unsigned."""
-    if blocks is None:
-        return None
-
+def map_buttons(blocks: list[dict], fn: Callable[[dict], str | None]) -> list[dict]:
+    """A copy of ``blocks`` where each button's value is replaced by ``fn(button)`` (None: kept)."""
     def walk(node):
         if isinstance(node, list):
             return [walk(item) for item in node]
         if not isinstance(node, dict):
             return node
         out = {key: walk(value) for key, value in node.items()}
-        action = out.get("action_id")
-        if out.get("type") == "button" and isinstance(action, str) and action.startswith("gpubot.") and "value" in out \
-                and not str(out["value"]).startswith(SEAL_PREFIX):
-            out["value"] = signer.seal(str(out["value"]), action=action, conversation=conversation)
+        if out.get("type") == "button" and "value" in out:
+            value = fn(out)
+            if value is not None:
+                out["value"] = value
         return out
 
     return walk(blocks)
+
+
+def seal_blocks(blocks: list[dict] | None, signer: Signer, *, conversation: str | None) -> list[dict] | None:
+    """A copy of ``blocks`` with every gpubot button's value sealed for the conversation it is sent to:
+    the one place values leave, so none leaves unsigned."""
+    if blocks is None:
+        return None
+
+    def seal(button: dict) -> str | None:
+        action, value = button.get("action_id"), str(button["value"])
+        if not isinstance(action, str) or not action.startswith("gpubot.") or value.startswith(SEAL_PREFIX):
+            return None
+        return signer.seal(value, action=action, conversation=conversation)
+
+    return map_buttons(blocks, seal)
 
 
 def _dump(obj: dict) -> str:
@@ -226,18 +237,8 @@ def with_incident(blocks: list[dict], incident_id: int | None) -> list[dict]:
     """The diagnosis blocks with each Request approval button tied to the incident just recorded."""
     if incident_id is None:
         return blocks
-
-    def walk(node):
-        if isinstance(node, list):
-            return [walk(item) for item in node]
-        if not isinstance(node, dict):
-            return node
-        out = {key: walk(value) for key, value in node.items()}
-        if out.get("type") == "button" and out.get("action_id") == ACTION_APPROVAL:
-            out["value"] = _dump({**_load(out["value"]), "inc": int(incident_id)})
-        return out
-
-    return walk(blocks)
+    return map_buttons(blocks, lambda button: _dump({**_load(button["value"]), "inc": int(incident_id)})
+                       if button.get("action_id") == ACTION_APPROVAL else None)
 
 
 def decode_approval(value: str) -> ApprovalRequest:

@@ -5,7 +5,6 @@ import logging
 
 from slack_bolt import App
 from slack_sdk import WebClient
-from slack_sdk.errors import SlackApiError
 
 from bot.commands import GpuCommand, parse_command
 from bot.errors import GpubotError, UserError
@@ -14,6 +13,7 @@ from bot.render.blocks import (
 )
 from handlers import flows
 from handlers.deps import Deps
+from handlers.forms import open_sealed_form
 from handlers.guard import guarded
 from handlers.reply import Reply
 from bot.payloads import META_EXPLAIN
@@ -63,15 +63,9 @@ def register(app: App, deps: Deps) -> None:
 
 def _open_explain_form(client: WebClient, deps: Deps, command: dict) -> str | None:
     """Open the explain form; None when it opened, else what to tell the person."""
-    view = explain_modal(channel_id=command["channel_id"])
-    view["private_metadata"] = deps.signer.seal(view["private_metadata"], action=META_EXPLAIN, conversation=None)
-    try:
-        client.views_open(trigger_id=command["trigger_id"], view=view)
-    except (SlackApiError, OSError) as exc:  # OSError: Slack unreachable or too slow
-        error = exc.response.get("error") if isinstance(exc, SlackApiError) else "no answer"
-        log.warning("the explain form did not open: %s", error)
-        return f"Slack did not open the form ({error}): run /gpu explain again, or paste the text after it."
-    return None
+    return open_sealed_form(client, deps, trigger_id=command["trigger_id"],
+                            view=explain_modal(channel_id=command["channel_id"]), action=META_EXPLAIN,
+                            again="run /gpu explain again, or paste the text after it.")
 
 
 def _fleet(reply: Reply, deps: Deps, parsed: GpuCommand) -> None:

@@ -8,7 +8,6 @@ from concurrent.futures import ThreadPoolExecutor, TimeoutError as FutureTimeout
 
 from slack_bolt import App
 from slack_sdk import WebClient
-from slack_sdk.errors import SlackApiError
 from sqlalchemy.exc import SQLAlchemyError
 
 from bot.errors import GpubotError, UserError
@@ -20,6 +19,7 @@ from bot.store import StoreUnavailable
 from bot.store.incidents import IncidentDetail
 from handlers.actions import click_channel, opened_value, reply_for
 from handlers.deps import Deps
+from handlers.forms import open_sealed_form
 from handlers.guard import guarded
 
 log = logging.getLogger(__name__)
@@ -121,14 +121,8 @@ def _open_resolve_form(body: dict, client: WebClient, deps: Deps, reads: ThreadP
         return f"incident #{incident.id} is already resolved"
     view = resolve_modal(incident_id=incident.id, title=f"{incident.code} on {incident.target}: {incident.title}",
                          channel_id=reply.channel, thread_ts=reply.thread_ts)
-    view["private_metadata"] = deps.signer.seal(view["private_metadata"], action=META_RESOLVE, conversation=None)
-    try:
-        client.views_open(trigger_id=body["trigger_id"], view=view)
-    except (SlackApiError, OSError) as exc:  # OSError: Slack unreachable or too slow
-        error = exc.response.get("error") if isinstance(exc, SlackApiError) else "no answer"
-        log.warning("the resolve form did not open: %s", error)
-        return f"Slack did not open the form ({error}): press Resolve again"
-    return None
+    return open_sealed_form(client, deps, trigger_id=body["trigger_id"], view=view, action=META_RESOLVE,
+                            again="press Resolve again")
 
 
 def _store(deps: Deps):

@@ -1,7 +1,6 @@
 """``/gpu``: acknowledged at once (bad input answered in the ack itself), the work done lazily."""
 from __future__ import annotations
 
-import logging
 
 from slack_bolt import App
 from slack_sdk import WebClient
@@ -18,7 +17,6 @@ from handlers.guard import guarded
 from handlers.reply import Reply
 from bot.payloads import META_EXPLAIN
 
-log = logging.getLogger(__name__)
 
 
 def register(app: App, deps: Deps) -> None:

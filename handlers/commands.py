@@ -1,12 +1,12 @@
 """``/gpu``: acknowledged at once (bad input answered in the ack itself), the work done lazily."""
 from __future__ import annotations
 
-
 from slack_bolt import App
 from slack_sdk import WebClient
 
 from bot.commands import GpuCommand, parse_command
 from bot.errors import GpubotError, UserError
+from bot.payloads import META_EXPLAIN
 from bot.render.blocks import (
     error_blocks, explain_modal, help_blocks, incident_detail_blocks, incident_list_blocks, nodepools_blocks, nodes_blocks,
 )
@@ -15,8 +15,6 @@ from handlers.deps import Deps
 from handlers.forms import open_sealed_form
 from handlers.guard import guarded
 from handlers.reply import Reply
-from bot.payloads import META_EXPLAIN
-
 
 
 def register(app: App, deps: Deps) -> None:

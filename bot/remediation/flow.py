@@ -104,12 +104,12 @@ class Remediator:
         proposal, claimed = self.proposals.approve(proposal_id, approver=asker.user or "unknown", needed=needed)
         if not claimed:
             return Outcome(proposal, f"approval recorded: a second approver is needed ({len(proposal.approvals)} of 2)")
-        return self._apply(proposal)
+        return self._apply(proposal, asker)
 
-    def _apply(self, proposal: ProposalView) -> Outcome:
+    def _apply(self, proposal: ProposalView, asker: Asker) -> Outcome:
         remediation = remediation_of(proposal)
         try:
-            gateway = self.service.gateway(proposal.cluster)
+            gateway = self.service.gateway(proposal.cluster, asker=asker)  # errors without kubeconfig paths
             applied = mechanics.apply(gateway, definition(remediation.kind), remediation,
                                       Plan.from_dict(proposal.plan))
         except Exception as exc:  # noqa: BLE001 - the claimed proposal must not stay "approved" forever
@@ -137,7 +137,7 @@ class Remediator:
         proposal = self.proposals.claim_undo(proposal_id, actor=asker.user or "unknown")
         changes = [Change.from_dict(c) for c in proposal.undo]
         try:
-            ok, results = mechanics.undo(self.service.gateway(proposal.cluster), changes)
+            ok, results = mechanics.undo(self.service.gateway(proposal.cluster, asker=asker), changes)
         except (WriteFailed, ReadFailed) as exc:
             ok, results = False, [{"object": proposal.target, "result": "not restored", "reason": str(exc)}]
         if not ok:

@@ -4,13 +4,13 @@ from __future__ import annotations
 import logging
 
 from slack_bolt import App
-from slack_sdk import WebClient
 
 from bot.policy.source import PolicySource
 from bot.remediation.flow import Remediator
 from bot.service import DiagnosisService
 from bot.store.proposals import ProposalStore
 from bot.settings import Settings
+from bot.slack_client import make_web_client
 from bot.store import DeliveryStore, IncidentStore, check_current, make_engine
 from bot.workpool import WorkPool
 from handlers import register_listeners
@@ -24,7 +24,7 @@ def create_app(settings: Settings, *, service: DiagnosisService | None = None) -
     settings.require_slack()
     engine = make_engine(settings.database_url)
     check_current(engine)  # refuse to start on a schema that is behind: `gpubot db upgrade` first
-    client = WebClient(token=settings.slack_bot_token, base_url=settings.slack_api_url, timeout=10)
+    client = make_web_client(token=settings.slack_bot_token, base_url=settings.slack_api_url)
     app = App(
         client=client,
         signing_secret=settings.slack_signing_secret or "socket-mode",

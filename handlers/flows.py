@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import secrets
-import threading
 import time
 
 from bot.errors import GpubotError, NotFoundError, Refused
@@ -29,20 +28,15 @@ def run_diagnosis(reply: Reply, deps: Deps, *, target: str, namespace: str | Non
     started = time.monotonic()
     shown = [target]
     reply.post(text=f"Diagnosing {target} ...", blocks=progress_blocks(target, "looking it up"))
-    last = [started]
-    lock = threading.Lock()
 
-    def progress(step: str, *, force: bool = False) -> None:
-        now = time.monotonic()
-        with lock:
-            if not force and now - last[0] < deps.settings.progress_interval:
-                return
-            last[0] = now
-        reply.update(text=f"Diagnosing {shown[0]} ... ({step})", blocks=progress_blocks(shown[0], step, elapsed=now - started))
+    def progress(step: str) -> None:
+        # Best effort and throttled per message by the Reply; the answer below replaces it regardless.
+        reply.progress(text=f"Diagnosing {shown[0]} ... ({step})", every=deps.settings.progress_interval,
+                       blocks=progress_blocks(shown[0], step, elapsed=time.monotonic() - started))
 
     def resolved(resolved_target) -> None:
         shown[0] = str(resolved_target)
-        progress("reading pods and events", force=True)
+        progress("reading pods and events")
 
     try:
         diagnosis = deps.service.diagnose(target, namespace=namespace, context=cluster, asker=asker,

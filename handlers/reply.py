@@ -4,17 +4,23 @@ the bot is not a member of the channel."""
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+import threading
+import time
+from dataclasses import dataclass, field
 from typing import Callable
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot.payloads import Signer, seal_blocks
+from bot.slack_client import without_retries
 from bot.render.blocks import error_blocks
 
 log = logging.getLogger(__name__)
 _NOT_MEMBER = ("not_in_channel", "channel_not_found", "is_archived")
+# chat.update is Tier 3 (about 50 a minute for the workspace): whatever the configured interval, one
+# message is not updated with progress more often than this.
+MIN_PROGRESS_INTERVAL_S = 1.0
 
 
 @dataclass
@@ -27,6 +33,9 @@ class Reply:
     respond: Callable | None = None  # Bolt's respond(), for slash commands
     ts: str | None = None  # the message being updated in place
     via_response_url: bool = False
+    _progress_at: float | None = field(default=None, init=False, repr=False)  # the last progress update sent
+    _progress_not_before: float = field(default=0.0, init=False, repr=False)  # Slack's Retry-After
+    _progress_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def _sealed(self, blocks: list[dict], channel: str | None) -> list[dict]:
         """Every button value sealed for the conversation it goes to (a user id: their DM, which has an
@@ -46,13 +55,47 @@ class Reply:
             self.respond(text=text, blocks=self._sealed(blocks, self.channel), response_type="ephemeral")
 
     def update(self, *, text: str, blocks: list[dict]) -> None:
+        """Replace the message with an answer that must arrive: the client retries what Slack asks to be
+        retried; what still fails is logged with where it was going and raised for the guard to report."""
         if self.via_response_url:
             self.respond(text=text, blocks=self._sealed(blocks, self.channel), response_type="ephemeral",
                          replace_original=True)
         elif self.ts is None:
             self.post(text=text, blocks=blocks)
         else:
-            self.client.chat_update(channel=self.channel, ts=self.ts, text=text, blocks=self._sealed(blocks, self.channel))
+            try:
+                self.client.chat_update(channel=self.channel, ts=self.ts, text=text,
+                                        blocks=self._sealed(blocks, self.channel))
+            except SlackApiError as exc:
+                log.error("answer not delivered to channel %s message %s after retries: %s",
+                          self.channel, self.ts, exc.response.get("error"))
+                raise
+
+    def progress(self, *, text: str, blocks: list[dict], every: float = MIN_PROGRESS_INTERVAL_S) -> None:
+        """Best effort: show how the work is going, or drop it. Never more often than ``every`` seconds
+        (at least MIN_PROGRESS_INTERVAL_S) per message, never waiting out a rate limit (a later update
+        or the answer supersedes it), never through a response_url (5 uses in 30 minutes are kept for
+        the answer)."""
+        if self.via_response_url or self.ts is None:
+            return
+        now = time.monotonic()
+        with self._progress_lock:
+            if now < self._progress_not_before:
+                return
+            if self._progress_at is not None and now - self._progress_at < max(every, MIN_PROGRESS_INTERVAL_S):
+                return
+            self._progress_at = now
+        try:
+            without_retries(self.client).chat_update(channel=self.channel, ts=self.ts, text=text,
+                                                     blocks=self._sealed(blocks, self.channel))
+        except OSError as exc:  # the connection failed: the next update or the answer tries again
+            log.debug("progress update of %s/%s dropped: %s", self.channel, self.ts, exc)
+        except SlackApiError as exc:
+            retry_after = _retry_after(exc)
+            with self._progress_lock:
+                self._progress_not_before = max(self._progress_not_before, time.monotonic() + retry_after)
+            log.debug("progress update of %s/%s dropped: %s (retry after %gs)", self.channel, self.ts,
+                      exc.response.get("error"), retry_after)
 
     def private(self, *, text: str, blocks: list[dict]) -> None:
         """A note only the asker sees (in the thread when there is one)."""
@@ -82,3 +125,16 @@ class Reply:
         if self.ts is not None and not self.via_response_url:
             self.client.chat_delete(channel=self.channel, ts=self.ts)
             self.ts = None
+
+
+def _retry_after(exc: SlackApiError) -> float:
+    """Seconds Slack asked to wait (0 when it did not say)."""
+    headers = getattr(exc.response, "headers", None) or {}
+    for name, value in headers.items():
+        if name.lower() == "retry-after":
+            value = value[0] if isinstance(value, list) else value
+            try:
+                return float(value)
+            except ValueError:
+                return MIN_PROGRESS_INTERVAL_S
+    return 0.0

@@ -69,4 +69,7 @@ def socket_mode_handler(app, settings: Settings):
     """Bolt's Socket Mode handler; it opens the connection through app.client, so SLACK_API_URL applies."""
     from slack_bolt.adapter.socket_mode import SocketModeHandler
 
-    return SocketModeHandler(app, settings.slack_app_token)
+    # Bolt pings every 10 s and replaces a connection silent for four pings or erroring on five: a
+    # dropped WebSocket went unnoticed for most of a minute. Reconnecting is on (Bolt's default).
+    return SocketModeHandler(app, settings.slack_app_token, ping_interval=settings.socket_ping_interval,
+                             auto_reconnect_enabled=True)

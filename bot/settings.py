@@ -57,6 +57,8 @@ class Settings:
     button_key: str | None = None
     # Seconds a button stays usable after its message was posted.
     button_ttl: float = 7 * 24 * 3600.0
+    # Socket Mode: seconds between pings; a connection that stops answering is replaced after about four.
+    socket_ping_interval: float = 3.0
     # The cluster's name in the policy when gpubot runs in-cluster (kubeconfig contexts name themselves).
     cluster_name: str | None = None
 
@@ -147,6 +149,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         button_key=_button_key(env),
         button_ttl=_float(env, "GPUBOT_BUTTON_TTL", 7 * 24 * 3600.0),
         cluster_name=env.get("GPUBOT_CLUSTER_NAME") or None,
+        socket_ping_interval=_float(env, "GPUBOT_SOCKET_PING_INTERVAL", 3.0),
     )
 
 

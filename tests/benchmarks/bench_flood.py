@@ -13,11 +13,8 @@ from __future__ import annotations
 
 import argparse
 import http.client
-import os
 import statistics
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -25,11 +22,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.benchmarks.bench_ack import _healthy, _wait_for  # noqa: E402
+from tests.benchmarks.served import served_bot  # noqa: E402
 from tests.fakes import workspace as ws  # noqa: E402
-from tests.fakes.ports import free_port  # noqa: E402
 from tests.fakes.signing import SlackRequests  # noqa: E402
-from tests.fakes.slack_api import FakeSlack  # noqa: E402
 
 SLACK_ACK_LIMIT = 3.0
 PROBE_EVERY = 0.1
@@ -120,34 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--requests", type=int, default=50_000, help="forged requests in the flood")
     parser.add_argument("--clients", type=int, default=8, help="flooding client threads")
     args = parser.parse_args(argv)
-    gpubot = [sys.executable, "-m", "bot.cli"]
-    creds = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
-    with tempfile.TemporaryDirectory() as tmp, FakeSlack() as slack:
-        kubeconfig = Path(tmp) / "kubeconfig"
-        sim = subprocess.Popen([*gpubot, "sim", "serve", "--kubeconfig-out", str(kubeconfig)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        bot = None
-        try:
-            _wait_for(kubeconfig.exists, "the simulated cluster")
-            port = free_port()
-            env = {**os.environ, **creds, "KUBECONFIG": str(kubeconfig), "SLACK_BOT_TOKEN": ws.BOT_TOKEN,
-                   "SLACK_SIGNING_SECRET": ws.SIGNING_SECRET, "SLACK_API_URL": slack.url,
-                   "GPUBOT_SLACK_MODE": "http", "GPUBOT_HTTP_PORT": str(port),
-                   "GPUBOT_DATABASE_URL": f"sqlite:///{tmp}/incidents.db"}
-            subprocess.run([*gpubot, "db", "upgrade"], env=env, check=True, stdout=subprocess.DEVNULL)
-            log = Path(tmp) / "serve.log"
-            with log.open("w") as log_file:  # a file, not a pipe: an unread pipe would stall the bot
-                bot = subprocess.Popen([*gpubot, "serve"], env=env, stdout=subprocess.DEVNULL, stderr=log_file)
-            _wait_for(lambda: _healthy(port) or bot.poll() is not None, "gpubot serve")
-            if bot.poll() is not None:
-                raise SystemExit(f"gpubot serve exited: {log.read_text().strip()[-500:]}")
-            return _measure(port, bot.pid, requests=args.requests, clients=args.clients)
-        finally:
-            for proc in (bot, sim):
-                if proc is not None:
-                    proc.terminate()
-                    proc.wait(timeout=30)
-
+    with served_bot() as served:
+        return _measure(served.port, served.pid, requests=args.requests, clients=args.clients)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,0 +1,72 @@
+"""The processes a benchmark measures, as deployed: the simulated cluster (`gpubot sim serve`) and the
+bot (`gpubot serve`, HTTP mode) talking to a fake Slack Web API in this process."""
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+from tests.fakes import workspace as ws
+from tests.fakes.ports import free_port
+from tests.fakes.slack_api import FakeSlack
+
+
+@dataclass
+class Served:
+    port: int
+    pid: int  # of `gpubot serve`
+    slack: FakeSlack
+
+
+def wait_for(check, what: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise SystemExit(f"timed out waiting for {what}")
+        time.sleep(0.1)
+
+
+def healthy(port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+@contextlib.contextmanager
+def served_bot() -> Iterator[Served]:
+    gpubot = [sys.executable, "-m", "bot.cli"]
+    creds = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
+    with tempfile.TemporaryDirectory() as tmp, FakeSlack() as slack:
+        kubeconfig = Path(tmp) / "kubeconfig"
+        sim = subprocess.Popen([*gpubot, "sim", "serve", "--kubeconfig-out", str(kubeconfig)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        bot = None
+        try:
+            wait_for(kubeconfig.exists, "the simulated cluster")
+            port = free_port()
+            env = {**os.environ, **creds, "KUBECONFIG": str(kubeconfig), "SLACK_BOT_TOKEN": ws.BOT_TOKEN,
+                   "SLACK_SIGNING_SECRET": ws.SIGNING_SECRET, "SLACK_API_URL": slack.url,
+                   "GPUBOT_SLACK_MODE": "http", "GPUBOT_HTTP_PORT": str(port),
+                   "GPUBOT_DATABASE_URL": f"sqlite:///{tmp}/incidents.db"}
+            subprocess.run([*gpubot, "db", "upgrade"], env=env, check=True, stdout=subprocess.DEVNULL)
+            log = Path(tmp) / "serve.log"
+            with log.open("w") as log_file:  # a file, not a pipe: an unread pipe would stall the bot
+                bot = subprocess.Popen([*gpubot, "serve"], env=env, stdout=subprocess.DEVNULL, stderr=log_file)
+            wait_for(lambda: healthy(port) or bot.poll() is not None, "gpubot serve")
+            if bot.poll() is not None:
+                raise SystemExit(f"gpubot serve exited: {log.read_text().strip()[-500:]}")
+            yield Served(port=port, pid=bot.pid, slack=slack)
+        finally:
+            for proc in (bot, sim):
+                if proc is not None:
+                    proc.terminate()
+                    proc.wait(timeout=30)

@@ -61,6 +61,24 @@ class Settings:
     socket_ping_interval: float = 3.0
     # The cluster's name in the policy when gpubot runs in-cluster (kubeconfig contexts name themselves).
     cluster_name: str | None = None
+    # Proactive alerts (README "Alerts"). Seconds between sweeps of the leader replica.
+    sweep_interval: float = 60.0
+    # A GPU pod Pending longer than this many seconds is a problem worth telling on call about.
+    sweep_pending_after: float = 600.0
+    # Where alerts go when the policy's `alerts:` routes name no channel; None: alerts are not posted.
+    alert_channel: str | None = None
+    # More new problems than this in one sweep or webhook are posted as one digest message.
+    alert_digest_after: int = 10
+    # Bearer token Alertmanager sends to POST /alertmanager; None: the endpoint answers 503.
+    alertmanager_token: str | None = None
+    # Leader election (only the leader sweeps): a coordination.k8s.io/v1 Lease, timings as client-go's.
+    lease_name: str = "gpubot-leader"
+    lease_namespace: str | None = None  # None: the pod's own namespace (POD_NAMESPACE), else `namespace`
+    lease_duration: float = 15.0
+    lease_renew_deadline: float = 10.0
+    lease_retry_period: float = 2.0
+    # This replica's name in the Lease; None: the pod name (POD_NAME) or the host name.
+    identity: str | None = None
 
     def require_slack(self) -> None:
         """Fail at start-up, naming the variable, rather than on the first Slack request."""
@@ -119,6 +137,22 @@ def _slack_mode(env: Mapping[str, str]) -> str:
 
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     env = os.environ if env is None else env
+    settings = _read(env)
+    _check_lease_timings(settings)
+    return settings
+
+
+def _check_lease_timings(s: Settings) -> None:
+    # The same rule client-go's leaderelection.NewLeaderElector enforces (JitterFactor 1.2): a leader
+    # must give up before its lease can expire, and retry more than once before it must give up.
+    if not s.lease_duration > s.lease_renew_deadline > 1.2 * s.lease_retry_period:
+        raise SettingsError(
+            "GPUBOT_LEASE_DURATION must exceed GPUBOT_LEASE_RENEW_DEADLINE, which must exceed 1.2 x "
+            f"GPUBOT_LEASE_RETRY_PERIOD (got {s.lease_duration:g} / {s.lease_renew_deadline:g} / "
+            f"{s.lease_retry_period:g}; defaults 15 / 10 / 2)")
+
+
+def _read(env: Mapping[str, str]) -> Settings:
     api_url = env.get("SLACK_API_URL") or "https://slack.com/api/"
     return Settings(
         kubeconfig=env.get("KUBECONFIG") or None,
@@ -150,6 +184,17 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         button_ttl=_float(env, "GPUBOT_BUTTON_TTL", 7 * 24 * 3600.0),
         cluster_name=env.get("GPUBOT_CLUSTER_NAME") or None,
         socket_ping_interval=_float(env, "GPUBOT_SOCKET_PING_INTERVAL", 3.0),
+        sweep_interval=_float(env, "GPUBOT_SWEEP_INTERVAL", 60.0),
+        sweep_pending_after=_float(env, "GPUBOT_SWEEP_PENDING_AFTER", 600.0),
+        alert_channel=env.get("GPUBOT_ALERT_CHANNEL") or None,
+        alert_digest_after=_int(env, "GPUBOT_ALERT_DIGEST_AFTER", 10, minimum=1),
+        alertmanager_token=env.get("GPUBOT_ALERTMANAGER_TOKEN") or None,
+        lease_name=env.get("GPUBOT_LEASE_NAME") or "gpubot-leader",
+        lease_namespace=env.get("GPUBOT_LEASE_NAMESPACE") or env.get("POD_NAMESPACE") or None,
+        lease_duration=_float(env, "GPUBOT_LEASE_DURATION", 15.0),
+        lease_renew_deadline=_float(env, "GPUBOT_LEASE_RENEW_DEADLINE", 10.0),
+        lease_retry_period=_float(env, "GPUBOT_LEASE_RETRY_PERIOD", 2.0),
+        identity=env.get("POD_NAME") or None,
     )
 
 

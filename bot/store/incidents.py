@@ -10,7 +10,6 @@ redacted on the way in, including what people type.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -26,17 +25,12 @@ from bot.store.models import BotThread, DiagnosisRun, FindingRecord, Incident, T
 from bot.store.tx import Transactions, aware, utcnow
 from bot.store.visibility import may_read_row, visible
 from playbooks.model import SEVERITIES, Diagnosis, Finding
+from playbooks.problems import fingerprint
 from playbooks.redact import redact, redact_diagnosis
 
 WEEK = timedelta(days=7)
 # How long a thread the bot answered in stays one where a pasted log gets explained.
 THREAD_MEMORY = timedelta(days=30)
-
-
-def fingerprint(*, cluster: str, kind: str, namespace: str | None, name: str, code: str) -> str:
-    """The same problem on the same target is one incident, however often it is diagnosed."""
-    key = "|".join([cluster, kind, namespace or "", name, code])
-    return hashlib.sha256(key.encode()).hexdigest()[:32]
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ import logging
 
 from slack_bolt import App
 
+from bot.delivery.pacer import Pacer
 from bot.policy.source import PolicySource
 from bot.remediation.flow import Remediator
 from bot.service import DiagnosisService
@@ -20,11 +21,12 @@ from handlers.deps import Deps
 log = logging.getLogger(__name__)
 
 
-def create_app(settings: Settings, *, service: DiagnosisService | None = None) -> App:
+def create_app(settings: Settings, *, service: DiagnosisService | None = None, pacer: Pacer | None = None) -> App:
     settings.require_slack()
     engine = make_engine(settings.database_url)
     check_current(engine)  # refuse to start on a schema that is behind: `gpubot db upgrade` first
-    client = make_web_client(token=settings.slack_bot_token, base_url=settings.slack_api_url)
+    pacer = pacer or Pacer(share=settings.slack_rate_share)
+    client = make_web_client(token=settings.slack_bot_token, base_url=settings.slack_api_url, pacer=pacer)
     app = App(
         client=client,
         signing_secret=settings.slack_signing_secret or "socket-mode",
@@ -44,7 +46,7 @@ def create_app(settings: Settings, *, service: DiagnosisService | None = None) -
     remediator = Remediator(service, ProposalStore(engine),
                             groups=UserGroups(client, lambda: service.policy.current().approvers.usergroups))
     deps = Deps(service=service, settings=settings, store=IncidentStore(engine), remediation=remediator)
-    register_listeners(app, deps, deliveries=DeliveryStore(engine))
+    register_listeners(app, deps, deliveries=DeliveryStore(engine), pacer=pacer)
 
     @app.error
     def on_error(error, body, logger):

@@ -43,8 +43,17 @@ class Settings:
     http_port: int = 3000
     # channel ID -> default namespace for /gpu commands in that channel
     channel_namespaces: Mapping[str, str] = field(default_factory=dict)
-    # Seconds between in-place progress updates of a running diagnosis.
-    progress_interval: float = 1.0
+    # Seconds between in-place progress updates of a running diagnosis (at least 3: Slack's chat.update
+    # budget is shared with the answers).
+    progress_interval: float = 3.0
+    # Seconds an answer keeps trying to reach Slack (paced, retried on 429/5xx) before it is logged as lost.
+    answer_deadline: float = 900.0
+    # This replica's part of Slack's per-method limits (1 / the number of replicas).
+    slack_rate_share: float = 1.0
+    # Worker processes that run diagnoses for `gpubot serve` (0: threads in the serving process), and
+    # the diagnoses each runs at once.
+    workers: int = 2
+    worker_threads: int = 8
     # Seconds `gpubot serve` lets acknowledged diagnoses finish after SIGTERM before it exits.
     shutdown_grace: float = 20.0
     # Incident store: SQLite file by default, postgresql+psycopg://... in production.
@@ -176,7 +185,11 @@ def _read(env: Mapping[str, str]) -> Settings:
         slack_mode=_slack_mode(env),
         http_port=_int(env, "GPUBOT_HTTP_PORT", 3000, minimum=0),
         channel_namespaces=_channel_namespaces(env.get("GPUBOT_CHANNEL_NAMESPACES")),
-        progress_interval=_float(env, "GPUBOT_PROGRESS_INTERVAL", 1.0),
+        progress_interval=_float(env, "GPUBOT_PROGRESS_INTERVAL", 3.0),
+        answer_deadline=_float(env, "GPUBOT_ANSWER_DEADLINE", 900.0),
+        slack_rate_share=_share(env),
+        workers=_int(env, "GPUBOT_WORKERS", 2),
+        worker_threads=_int(env, "GPUBOT_WORKER_THREADS", 8, minimum=1),
         shutdown_grace=_float(env, "GPUBOT_SHUTDOWN_GRACE", 20.0),
         database_url=env.get("GPUBOT_DATABASE_URL") or _default_database(env),
         policy_path=env.get("GPUBOT_POLICY") or None,
@@ -196,6 +209,14 @@ def _read(env: Mapping[str, str]) -> Settings:
         lease_retry_period=_float(env, "GPUBOT_LEASE_RETRY_PERIOD", 2.0),
         identity=env.get("POD_NAME") or None,
     )
+
+
+def _share(env: Mapping[str, str]) -> float:
+    share = _float(env, "GPUBOT_SLACK_RATE_SHARE", 1.0)
+    if share > 1:
+        raise SettingsError(f"GPUBOT_SLACK_RATE_SHARE is this replica's part of Slack's limits, at most 1, got {share:g}"
+                            " (with 2 replicas: 0.5)")
+    return share
 
 
 def _button_key(env: Mapping[str, str]) -> str | None:

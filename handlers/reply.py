@@ -13,14 +13,14 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot.payloads import Signer, seal_blocks
-from bot.slack_client import without_retries
+from bot.slack_client import Dropped, Undelivered, best_effort, retry_after
 from bot.render.blocks import error_blocks
 
 log = logging.getLogger(__name__)
 _NOT_MEMBER = ("not_in_channel", "channel_not_found", "is_archived")
-# chat.update is Tier 3 (about 50 a minute for the workspace): whatever the configured interval, one
-# message is not updated with progress more often than this.
-MIN_PROGRESS_INTERVAL_S = 1.0
+# chat.update is Tier 3 (about 50 a minute for the workspace, shared with every answer): whatever the
+# configured interval, one message is not updated with progress more often than this.
+MIN_PROGRESS_INTERVAL_S = 3.0
 
 
 @dataclass
@@ -70,12 +70,16 @@ class Reply:
                 log.error("answer not delivered to channel %s message %s after retries: %s",
                           self.channel, self.ts, exc.response.get("error"))
                 raise
+            except Undelivered as exc:
+                log.error("answer not delivered to channel %s message %s: %s", self.channel, self.ts, exc)
+                raise
 
     def progress(self, *, text: str, blocks: list[dict], every: float = MIN_PROGRESS_INTERVAL_S) -> None:
         """Best effort: show how the work is going, or drop it. Never more often than ``every`` seconds
-        (at least MIN_PROGRESS_INTERVAL_S) per message, never waiting out a rate limit (a later update
-        or the answer supersedes it), never through a response_url (5 uses in 30 minutes are kept for
-        the answer)."""
+        (at least MIN_PROGRESS_INTERVAL_S) per message, only when the pacer can spare the slot (half of
+        chat.update's window is kept for answers), never waiting out a rate limit (a later update or the
+        answer supersedes it), never through a response_url (5 uses in 30 minutes are kept for the
+        answer)."""
         if self.via_response_url or self.ts is None:
             return
         now = time.monotonic()
@@ -86,16 +90,16 @@ class Reply:
                 return
             self._progress_at = now
         try:
-            without_retries(self.client).chat_update(channel=self.channel, ts=self.ts, text=text,
+            best_effort(self.client).chat_update(channel=self.channel, ts=self.ts, text=text,
                                                      blocks=self._sealed(blocks, self.channel))
-        except OSError as exc:  # the connection failed: the next update or the answer tries again
+        except (OSError, Dropped) as exc:  # no room, or no connection: the next update or the answer follows
             log.debug("progress update of %s/%s dropped: %s", self.channel, self.ts, exc)
         except SlackApiError as exc:
-            retry_after = _retry_after(exc)
+            wait = retry_after(exc, default=0.0)
             with self._progress_lock:
-                self._progress_not_before = max(self._progress_not_before, time.monotonic() + retry_after)
+                self._progress_not_before = max(self._progress_not_before, time.monotonic() + wait)
             log.debug("progress update of %s/%s dropped: %s (retry after %gs)", self.channel, self.ts,
-                      exc.response.get("error"), retry_after)
+                      exc.response.get("error"), wait)
 
     def private(self, *, text: str, blocks: list[dict]) -> None:
         """A note only the asker sees (in the thread when there is one)."""
@@ -126,15 +130,3 @@ class Reply:
             self.client.chat_delete(channel=self.channel, ts=self.ts)
             self.ts = None
 
-
-def _retry_after(exc: SlackApiError) -> float:
-    """Seconds Slack asked to wait (0 when it did not say)."""
-    headers = getattr(exc.response, "headers", None) or {}
-    for name, value in headers.items():
-        if name.lower() == "retry-after":
-            value = value[0] if isinstance(value, list) else value
-            try:
-                return float(value)
-            except ValueError:
-                return MIN_PROGRESS_INTERVAL_S
-    return 0.0

@@ -1,0 +1,126 @@
+"""The pacer keeps gpubot inside Slack's published limits: per method across threads and processes, per
+channel for posts, answers before progress, and a 429's Retry-After for everyone."""
+from __future__ import annotations
+
+import multiprocessing
+import threading
+
+import pytest
+
+from bot.delivery.limits import METHOD_LIMITS, MethodLimit
+from bot.delivery.pacer import Pacer, PaceTimeout, method_limits
+from bot.delivery.windows import SlidingWindows
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def _pacer(clock: Clock, **kwargs) -> Pacer:
+    return Pacer(clock=clock, sleep=clock.sleep, **kwargs)
+
+
+def test_tier3_allows_50_calls_a_minute_and_the_51st_waits_for_the_oldest_to_age_out():
+    clock = Clock()
+    pacer = _pacer(clock)
+    for _ in range(50):
+        pacer.acquire("chat.update", "C1", deadline=clock.now + 1)
+    assert clock.now == 1000.0  # a burst of the whole window goes at once
+    pacer.acquire("chat.update", "C1", deadline=clock.now + 120)
+    assert clock.now == pytest.approx(1060.0)
+
+
+def test_posts_are_one_a_second_per_channel_and_channels_do_not_wait_for_each_other():
+    clock = Clock()
+    pacer = _pacer(clock)
+    pacer.acquire("chat.postMessage", "C1", deadline=clock.now + 5)
+    pacer.acquire("chat.postMessage", "C2", deadline=clock.now + 5)
+    assert clock.now == 1000.0
+    pacer.acquire("chat.postMessage", "C1", deadline=clock.now + 5)
+    assert clock.now == pytest.approx(1001.0)
+
+
+def test_a_refused_channel_slot_does_not_spend_the_methods_window():
+    clock = Clock()
+    pacer = _pacer(clock, windows=SlidingWindows({"chat.postMessage": MethodLimit(2)}))
+    assert pacer.try_acquire("chat.postMessage", "C1")
+    assert not pacer.try_acquire("chat.postMessage", "C1")  # the channel's second within the second
+    pacer.acquire("chat.postMessage", "C2", deadline=clock.now + 1)  # the method still had a slot for C2
+    assert clock.now == 1000.0
+
+
+def test_best_effort_takes_a_slot_only_while_half_the_window_is_free():
+    clock = Clock()
+    pacer = _pacer(clock)
+    taken = sum(pacer.try_acquire("chat.update", f"C{i}") for i in range(60))
+    assert taken == 25  # the other 25 of chat.update's 50 are kept for answers
+    for _ in range(25):
+        pacer.acquire("chat.update", "C1", deadline=clock.now + 1)  # answers still go at once
+    with pytest.raises(PaceTimeout):
+        pacer.acquire("chat.update", "C1", deadline=clock.now + 30)
+
+
+def test_retry_after_holds_the_method_for_every_caller_and_unknown_methods_too():
+    clock = Clock()
+    pacer = _pacer(clock)
+    pacer.hold("chat.update", "C1", 7)
+    pacer.hold("apps.connections.open", None, 3)
+    assert not pacer.try_acquire("chat.update", "C9")
+    pacer.acquire("chat.update", "C9", deadline=clock.now + 10)
+    assert clock.now == pytest.approx(1007.0)
+    pacer.acquire("apps.connections.open", None, deadline=clock.now + 10)  # 3 s hold already over
+    assert clock.now == pytest.approx(1007.0)
+
+
+def test_share_splits_the_published_limits_between_replicas():
+    assert method_limits(0.5)["chat.update"].per_window == METHOD_LIMITS["chat.update"].per_window // 2
+    assert method_limits(0.01)["usergroups.users.list"].per_window == 1
+
+
+def test_threads_never_exceed_the_window_together():
+    pacer = Pacer(windows=SlidingWindows({"chat.update": MethodLimit(20, 60.0)}))
+    granted: list[bool] = []
+
+    def worker() -> None:
+        import time
+        for _ in range(10):
+            try:
+                pacer.acquire("chat.update", None, deadline=time.monotonic())  # no waiting: now or never
+                granted.append(True)
+            except PaceTimeout:
+                granted.append(False)
+
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sum(granted) == 20
+
+
+def _take(storage, lock, count, out) -> None:
+    windows = SlidingWindows({"chat.update": MethodLimit(50)}, storage=storage, lock=lock)
+    import time
+    out.put(sum(windows.reserve("chat.update", time.monotonic()) == 0 for _ in range(count)))
+
+
+def test_worker_processes_share_one_window():
+    limits = {"chat.update": MethodLimit(50)}
+    ctx = multiprocessing.get_context("spawn")
+    storage = ctx.Array("d", SlidingWindows.initial(limits), lock=False)
+    lock = ctx.Lock()
+    out = ctx.Queue()
+    procs = [ctx.Process(target=_take, args=(storage, lock, 40, out)) for _ in range(3)]
+    for p in procs:
+        p.start()
+    totals = [out.get(timeout=60) for _ in procs]
+    for p in procs:
+        p.join(timeout=30)
+    assert sum(totals) == 50, totals  # 120 tried in three processes, 50 granted in the minute

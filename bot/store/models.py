@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import CheckConstraint, DateTime, ForeignKey, Index, Integer, String, Text, text
+from sqlalchemy import Boolean, CheckConstraint, DateTime, ForeignKey, Index, Integer, String, Text, false, text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 STATUSES = ("open", "acknowledged", "resolved")
@@ -15,6 +15,9 @@ TIMELINE_KINDS = (
 # pending -> approved (claimed by one approval: being applied) -> applied | failed; failed may be
 # approved again; pending | failed -> rejected | expired; applied -> undone (-> applied if the undo fails).
 PROPOSAL_STATES = ("pending", "approved", "applied", "rejected", "expired", "failed", "undone")
+ALERT_STATUSES = ("firing", "resolved")
+# An alert's incident: pending (not opened yet) -> open -> closed (resolved, or none was needed).
+ALERT_INCIDENT_STATES = ("pending", "open", "closed")
 
 
 class Base(DeclarativeBase):
@@ -176,3 +179,85 @@ class Delivery(Base):
     first_seen_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
 
     __table_args__ = (Index("ix_deliveries_first_seen_at", "first_seen_at"),)
+
+
+class AlertGroup(Base):
+    """One alert message: the problems sharing a storm key (see migration 0006 and bot.store.alerts)."""
+
+    __tablename__ = "alert_groups"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    group_key: Mapped[str] = mapped_column(String(128), nullable=False)
+    source: Mapped[str] = mapped_column(String(16), nullable=False)
+    cluster: Mapped[str] = mapped_column(String(253), nullable=False)
+    namespace: Mapped[str | None] = mapped_column(String(63))
+    code: Mapped[str] = mapped_column(String(64), nullable=False)  # its leading problem's
+    severity: Mapped[str] = mapped_column(String(16), nullable=False)  # the most severe of its problems
+    title: Mapped[str] = mapped_column(Text, nullable=False)  # its leading problem's
+    count: Mapped[int] = mapped_column(Integer, nullable=False)  # problems firing (last count once resolved)
+    status: Mapped[str] = mapped_column(String(16), nullable=False)
+    resolved_reason: Mapped[str | None] = mapped_column(Text)
+    first_seen: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    last_seen: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    resolved_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    channel: Mapped[str | None] = mapped_column(String(32))
+    ts: Mapped[str | None] = mapped_column(String(32))
+    in_digest: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False, server_default=false())
+    shown: Mapped[str | None] = mapped_column(String(64))
+    claimed_by: Mapped[str | None] = mapped_column(String(253))
+    claimed_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    acknowledged_by: Mapped[str | None] = mapped_column(String(64))
+    acknowledged_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    snoozed_by: Mapped[str | None] = mapped_column(String(64))
+    snoozed_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    snoozed_until_resolved: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False,
+                                                         server_default=false())
+
+    __table_args__ = (
+        CheckConstraint("status IN ('firing', 'resolved')", name="ck_alert_groups_status"),
+        # Storm keys name objects within a cluster: the same key in two clusters is two storms.
+        Index("uq_alert_groups_active_key", "cluster", "group_key", unique=True,
+              postgresql_where=text("status = 'firing'"), sqlite_where=text("status = 'firing'")),
+        Index("ix_alert_groups_key_resolved", "cluster", "group_key", "resolved_at"),
+        Index("ix_alert_groups_message", "channel", "ts"),
+    )
+
+
+class Alert(Base):
+    """One problem while it fires (and after, resolved): see migration 0006 and bot.store.alerts."""
+
+    __tablename__ = "alerts"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    group_id: Mapped[int] = mapped_column(ForeignKey("alert_groups.id", ondelete="CASCADE"), nullable=False)
+    fingerprint: Mapped[str] = mapped_column(String(64), nullable=False)
+    group_key: Mapped[str] = mapped_column(String(128), nullable=False)
+    source: Mapped[str] = mapped_column(String(16), nullable=False)
+    code: Mapped[str] = mapped_column(String(64), nullable=False)
+    severity: Mapped[str] = mapped_column(String(16), nullable=False)
+    cluster: Mapped[str] = mapped_column(String(253), nullable=False)
+    namespace: Mapped[str | None] = mapped_column(String(63))
+    target_kind: Mapped[str] = mapped_column(String(32), nullable=False)
+    target_name: Mapped[str] = mapped_column(String(253), nullable=False)
+    nodepool: Mapped[str | None] = mapped_column(String(253))
+    title: Mapped[str] = mapped_column(Text, nullable=False)
+    evidence: Mapped[str] = mapped_column(Text, nullable=False)  # JSON list of {source, text}, redacted
+    count: Mapped[int] = mapped_column(Integer, nullable=False)
+    first_seen: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    last_seen: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    status: Mapped[str] = mapped_column(String(16), nullable=False)
+    resolved_reason: Mapped[str | None] = mapped_column(Text)
+    resolved_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    incident_id: Mapped[int | None] = mapped_column(ForeignKey("incidents.id", ondelete="SET NULL"))
+    incident_state: Mapped[str] = mapped_column(String(16), nullable=False, default="pending",
+                                                server_default="pending")
+
+    __table_args__ = (
+        CheckConstraint("status IN ('firing', 'resolved')", name="ck_alerts_status"),
+        CheckConstraint("incident_state IN ('pending', 'open', 'closed')", name="ck_alerts_incident_state"),
+        Index("uq_alerts_active_fingerprint", "fingerprint", unique=True,
+              postgresql_where=text("status = 'firing'"), sqlite_where=text("status = 'firing'")),
+        Index("ix_alerts_group_id", "group_id"),
+        Index("ix_alerts_cluster_source_status", "cluster", "source", "status"),
+        Index("ix_alerts_incident_state", "incident_state", "status"),
+    )

@@ -287,3 +287,8 @@ def decode_share(value: str) -> str:
     if not isinstance(token, str) or not 8 <= len(token) <= 64 or not token.replace("-", "").replace("_", "").isalnum():
         raise PayloadError("this button's value is not valid")
     return token
+# Proactive alerts (bot.alerts): the period is in the action, so a sealed value cannot be re-aimed.
+ACTION_ALERT_SNOOZE_HOUR = "gpubot.alert_snooze_1h"
+ACTION_ALERT_SNOOZE_DAY = "gpubot.alert_snooze_1d"
+ACTION_ALERT_SNOOZE_RESOLVED = "gpubot.alert_snooze_resolved"
+ACTION_ALERT_ACKNOWLEDGE = "gpubot.alert_acknowledge"

@@ -8,6 +8,7 @@ reason says what to write instead.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Callable, TypeVar
@@ -17,16 +18,19 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from bot.errors import GpubotError
 from bot.policy.model import (
-    ANY, REMEDIATION_KINDS, Approvers, Grant, Policy, RemediationPolicy, RemediationScope, matches,
+    ALERT_SEVERITIES, ANY, REMEDIATION_KINDS, AlertPolicy, AlertRoute, Approvers, Grant, Policy, RemediationPolicy,
+    RemediationScope, matches,
 )
 
 T = TypeVar("T")
 
-SECTIONS = ("channels", "users", "approvers", "remediations")
+SECTIONS = ("channels", "users", "approvers", "remediations", "alerts")
 GRANT_KEYS = ("clusters", "namespaces", "default_namespace")
 APPROVER_KEYS = ("users", "usergroups", "channel")
 REMEDIATION_SETTINGS = ("self_approval", "expiry", "two_person")
 # Which names scope each remediation kind (RemediationScope's field of the same name).
+ALERT_KEYS = ("routes",)
+ROUTE_KEYS = ("channel", "clusters", "namespaces", "nodepools", "min_severity")
 SCOPE_KEYS = {"annotate-do-not-disrupt": "namespaces", "nodepool-consolidation": "nodepools",
               "cordon-gpu-node": "nodes"}
 MAX_EXPIRY = timedelta(days=7)
@@ -244,6 +248,7 @@ def _policy(root: Node, *, source: str) -> Policy:
         users=section("users", _users, {}),
         approvers=section("approvers", _approvers, Approvers()),
         remediations=section("remediations", _remediations, RemediationPolicy(enabled=True)),
+        alerts=section("alerts", _alerts, AlertPolicy()),
         source=source,
     )
 
@@ -349,3 +354,48 @@ def _scope(kind: str, node: Node, where: str) -> RemediationScope:
     if names is None:
         raise _Invalid(node, f"{where} says nowhere: write {example}, or remove {kind} to disallow it")
     return RemediationScope(**{scope_key: names})
+
+
+_ROUTE_EXAMPLE = "{channel: C0GPUONCALL, clusters: [prod-use1], namespaces: [\"llm-*\"], min_severity: error}"
+
+
+def _alerts(node: Node) -> AlertPolicy:
+    routes: tuple[AlertRoute, ...] = ()
+    for key, value in _mapping(node, "alerts", example=f"{{routes: [{_ROUTE_EXAMPLE}]}}"):
+        if key.value != "routes":
+            raise _unknown_key(key, "alerts", ALERT_KEYS)
+        if _is_null(value):
+            continue
+        if not isinstance(value, SequenceNode):
+            raise _Invalid(value, f"alerts.routes must be a list of routes, each like - {_ROUTE_EXAMPLE}")
+        routes = tuple(_route(item, f"alerts.routes[{i}]") for i, item in enumerate(value.value))
+    return AlertPolicy(routes=routes)
+
+
+def _route(node: Node, where: str) -> AlertRoute:
+    fields: dict[str, Node] = {}
+    for key, value in _mapping(node, where, example=_ROUTE_EXAMPLE):
+        if key.value not in ROUTE_KEYS:
+            raise _unknown_key(key, where, ROUTE_KEYS)
+        fields[key.value] = value
+    if "channel" not in fields:
+        raise _Invalid(node, f"{where} names no channel: add channel: C0123ABCD (where its alerts are posted)")
+    channel = _name(fields["channel"], f"{where}.channel")
+    if not _CHANNEL.match(channel) or channel.startswith("D"):
+        raise _Invalid(fields["channel"], f"{where}.channel: {channel!r} is not a channel id (C0123ABCD): use the "
+                                          "id from the channel's details, not its #name")
+    route = AlertRoute(channel=channel)
+    if "clusters" in fields:
+        route = replace(route, clusters=_names(fields["clusters"], f"{where}.clusters", _CLUSTER, _CLUSTER_WHAT))
+    if "namespaces" in fields:
+        route = replace(route, namespaces=_names(fields["namespaces"], f"{where}.namespaces", _NAMESPACE,
+                                                 _NAMESPACE_WHAT))
+    if "nodepools" in fields:
+        route = replace(route, nodepools=_names(fields["nodepools"], f"{where}.nodepools", _NODE, _NODE_WHAT))
+    if "min_severity" in fields:
+        severity = _name(fields["min_severity"], f"{where}.min_severity")
+        if severity not in ALERT_SEVERITIES:
+            raise _Invalid(fields["min_severity"], f"{where}.min_severity: {severity!r} is not a severity: use one "
+                                                   f"of {', '.join(ALERT_SEVERITIES)}")
+        route = replace(route, min_severity=severity)
+    return route

@@ -16,6 +16,8 @@ from typing import Callable, Mapping
 ANY = "*"
 DEFAULT_EXPIRY = timedelta(minutes=30)
 REMEDIATION_KINDS = ("annotate-do-not-disrupt", "nodepool-consolidation", "cordon-gpu-node")
+# Most severe first, as playbooks.model.SEVERITIES (the policy stays free of playbooks imports).
+ALERT_SEVERITIES = ("critical", "error", "warning", "info")
 
 
 @lru_cache(maxsize=4096)
@@ -99,6 +101,38 @@ class RemediationPolicy:
 
 
 @dataclass(frozen=True)
+class AlertRoute:
+    """Where alerts go: the first route whose every condition holds names the channel. A condition
+    left out holds for every alert; ``namespaces`` or ``nodepools`` named hold only for alerts about a
+    namespace (or NodePool) they match, so a node's alert is not sent to a team's channel by accident."""
+
+    channel: str
+    clusters: tuple[str, ...] = (ANY,)
+    namespaces: tuple[str, ...] | None = None
+    nodepools: tuple[str, ...] | None = None
+    min_severity: str = "info"
+
+    def matches(self, *, cluster: str, namespace: str | None, nodepool: str | None, severity: str) -> bool:
+        if ALERT_SEVERITIES.index(severity) > ALERT_SEVERITIES.index(self.min_severity):
+            return False
+        if not matches(self.clusters, cluster):
+            return False
+        if self.namespaces is not None and not matches(self.namespaces, namespace):
+            return False
+        return self.nodepools is None or matches(self.nodepools, nodepool)
+
+
+@dataclass(frozen=True)
+class AlertPolicy:
+    routes: tuple[AlertRoute, ...] = ()
+
+    def channel(self, *, cluster: str, namespace: str | None, nodepool: str | None, severity: str) -> str | None:
+        """The first matching route's channel; None: no route matches (the default channel applies)."""
+        return next((r.channel for r in self.routes
+                     if r.matches(cluster=cluster, namespace=namespace, nodepool=nodepool, severity=severity)), None)
+
+
+@dataclass(frozen=True)
 class Access:
     """What one person may read from one channel: the union of the channel's grant and their own.
 
@@ -146,6 +180,8 @@ class Policy:
     users: Mapping[str, Grant] = field(default_factory=dict)
     approvers: Approvers = Approvers()
     remediations: RemediationPolicy = RemediationPolicy()
+    # Where proactive alerts go (README "Alerts"); no routes: GPUBOT_ALERT_CHANNEL for all.
+    alerts: AlertPolicy = AlertPolicy()
     # The file it was read from; None: no policy file, every channel reads everything.
     source: str | None = None
 

@@ -1,0 +1,156 @@
+"""Alert messages: one per problem group (firing, then resolved, updated in place), and a digest for a
+burst of new groups.
+
+Everything quoted (titles, targets, evidence) comes from the cluster or Alertmanager and is escaped;
+the only ``<…>`` we write are user mentions and date tokens (bot.render.blocks.incidents). Sizes are
+bounded by construction: at most MAX_EVIDENCE quoted lines and MAX_MEMBERS listed problems, each cut,
+so a message stays well within Slack's 50 blocks and 12,000 characters whatever the storm.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime
+from typing import TYPE_CHECKING, Sequence
+
+from bot.alerts.buttons import SNOOZES, encode_alert
+from bot.payloads import ACTION_ALERT_ACKNOWLEDGE
+from bot.render.blocks import kit, limits
+from bot.render.blocks.incidents import marker, mention, slack_date
+from bot.render.blocks.text import clean, cut, quote
+
+if TYPE_CHECKING:  # the store speaks SQL; rendering needs only its plain dataclasses
+    from bot.store.alerts import GroupView
+
+TITLE_LIMIT = 300
+TARGET_LIMIT = 200
+MAX_EVIDENCE = 6
+EVIDENCE_LIMIT = 1500
+MAX_MEMBERS = 10
+MAX_DIGEST_CODES = 15
+MAX_DIGEST_ITEMS = 15
+
+
+def headline(group: "GroupView") -> str:
+    """One line for the group: its problem's title, or what the storm is ("64 pods of pytorchjob/llm/x: …")."""
+    members = group.members
+    if group.count <= 1 or not members:
+        return group.title
+    targets = list(dict.fromkeys(m.target for m in members))
+    if len(targets) == 1:
+        return f"{group.count} × {group.code} on {targets[0]}: {group.title}"
+    kinds = {m.target_kind for m in members}
+    noun = f"{next(iter(kinds))}s" if len(kinds) == 1 else "objects"
+    return f"{len(targets)} {noun} of {group.group_key}: {group.title}"
+
+
+def alert_text(group: "GroupView") -> str:
+    """The notification text (and what screen readers say)."""
+    state = "Resolved: " if group.status == "resolved" else ""
+    return cut(f"{state}[{group.severity}] {headline(group)}", limits.FALLBACK_TEXT)
+
+
+def alert_blocks(group: "GroupView", *, now: datetime) -> list[dict]:
+    resolved = group.status == "resolved"
+    title = clean(headline(group), TITLE_LIMIT)
+    lead = f"{':white_check_mark:' if resolved else marker(group.severity)} *{'Resolved: ' if resolved else ''}{title}*"
+    blocks = [kit.section(lead), kit.fields_section(_facts(group))]
+    if resolved:
+        blocks.append(kit.context(f"Resolved {slack_date(group.resolved_at or now)}: "
+                                  f"{clean(group.resolved_reason or 'cleared', 500)}"))
+    listed = _members(group)
+    if listed:
+        blocks.append(kit.section(listed))
+    evidence = _evidence(group)
+    if evidence:
+        blocks.append(kit.section(evidence))
+    status = _status(group, now)
+    if status:
+        blocks.append(kit.context(status))
+    if not resolved:
+        blocks += alert_buttons(group)
+    return blocks
+
+
+def alert_buttons(group: "GroupView") -> list[dict]:
+    value = encode_alert(group.id)
+    buttons = [kit.button(s.label, action_id=action, value=value) for action, s in SNOOZES.items()]
+    if group.acknowledged_by is None:
+        buttons.append(kit.button("Acknowledge", action_id=ACTION_ALERT_ACKNOWLEDGE, value=value, style="primary"))
+    return kit.actions(buttons)
+
+
+def _facts(group: "GroupView") -> list[str]:
+    where = group.cluster or "(default cluster)"
+    if group.namespace:
+        where += f" / {group.namespace}"
+    target = group.members[0].target if group.members else group.group_key
+    return [f"*Severity*\n{clean(group.severity, 20)}", f"*Target*\n`{clean(target, TARGET_LIMIT)}`",
+            f"*Cluster*\n{clean(where, TARGET_LIMIT)}", f"*Problems*\n{group.count}",
+            f"*First seen*\n{slack_date(group.first_seen)}", f"*Source*\n{clean(group.source, 20)}"]
+
+
+def _members(group: "GroupView") -> str:
+    """The problems of a storm, most severe first (a lone problem is the headline already)."""
+    if len(group.members) <= 1:
+        return ""
+    lines = [f"{marker(m.severity)} `{clean(m.target, 120)}` {clean(m.title, 160)}"
+             + (f" ({m.count}×)" if m.count > 1 else "") for m in group.members[:MAX_MEMBERS]]
+    more = len(group.members) - MAX_MEMBERS
+    if more > 0:
+        lines.append(f"… and {more} more")
+    return cut("\n".join(lines), limits.SECTION_TEXT)
+
+
+def _evidence(group: "GroupView") -> str:
+    lines = list(dict.fromkeys(text for m in group.members[:MAX_MEMBERS] for _, text in m.evidence))[:MAX_EVIDENCE]
+    if not lines:
+        return ""
+    return "*Evidence*\n" + quote("\n".join(lines), limit=EVIDENCE_LIMIT, max_lines=MAX_EVIDENCE)
+
+
+def _status(group: "GroupView", now: datetime) -> str:
+    parts = []
+    if group.acknowledged_by:
+        parts.append(f"Acknowledged by {mention(group.acknowledged_by)}")
+    if group.snoozed(now):
+        until = "until it resolves" if group.snoozed_until_resolved else f"until {slack_date(group.snoozed_until)}"
+        parts.append(f":zzz: Snoozed {until} by {mention(group.snoozed_by)}")
+    return " · ".join(parts)
+
+
+# --- a burst of new problems ---------------------------------------------------------------------------
+
+def digest_text(groups: Sequence["GroupView"]) -> str:
+    firing = sum(1 for g in groups if g.status == "firing")
+    return f"{len(groups)} new alerts ({firing} still firing)"
+
+
+def digest_blocks(groups: Sequence["GroupView"], *, now: datetime) -> list[dict]:
+    """Counts per code and severity, and the most severe items: one message instead of hundreds."""
+    firing = [g for g in groups if g.status == "firing"]
+    head = (f"{marker(_worst(groups))} *{len(groups)} new alerts at once* — {len(firing)} still firing, "
+            f"{len(groups) - len(firing)} resolved")
+    by_code = Counter((g.severity, g.code) for g in firing)
+    ranked = sorted(by_code.items(), key=lambda item: (_rank(item[0][0]), -item[1], item[0][1]))
+    rows = [f"{marker(sev)} `{clean(code, 64)}` {sev}: {n}" for (sev, code), n in ranked[:MAX_DIGEST_CODES]]
+    if len(ranked) > MAX_DIGEST_CODES:
+        rows.append(f"… and {len(ranked) - MAX_DIGEST_CODES} more codes")
+    blocks = [kit.section(head)]
+    if rows:
+        blocks.append(kit.section(cut("*By code*\n" + "\n".join(rows), limits.SECTION_TEXT)))
+    top = sorted(firing, key=lambda g: (_rank(g.severity), -g.count, g.id))[:MAX_DIGEST_ITEMS]
+    if top:
+        items = [f"{marker(g.severity)} {clean(headline(g), 180)}" for g in top]
+        blocks.append(kit.section(cut("*Most severe*\n" + "\n".join(items), limits.SECTION_TEXT)))
+    blocks.append(kit.context(f"Updated {slack_date(now)} · each alert is tracked and resolved on its own; "
+                              "`/gpu incidents` lists them"))
+    return blocks
+
+
+def _rank(severity: str) -> int:
+    order = ("critical", "error", "warning", "info")
+    return order.index(severity) if severity in order else len(order)
+
+
+def _worst(groups: Sequence["GroupView"]) -> str:
+    return min((g.severity for g in groups), key=_rank, default="info")

@@ -10,7 +10,7 @@ from handlers.deps import Deps
 
 def register_listeners(app: App, deps: Deps, *, deliveries: DeliveryStore | None = None,
                        pacer: Pacer | None = None) -> None:
-    from handlers import actions, commands, dedup, incidents, mentions, pacing, proposals, views
+    from handlers import actions, alerts, commands, dedup, incidents, mentions, pacing, proposals, views
 
     if pacer is not None:
         app.use(pacing.PacedClients(pacer, deadline_s=deps.settings.answer_deadline))

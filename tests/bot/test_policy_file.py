@@ -169,6 +169,21 @@ BAD = [
     pytest.param("remediations:\n  cordon-gpu-node:\n", 2, ["says nowhere"], id="kind-null"),
     pytest.param("remediations:\n  cordon-gpu-node: {nodes: ['GPU_Node']}\n", 2, ["not a node or NodePool pattern"],
                  id="node-pattern"),
+    pytest.param("alerts:\n  route:\n    - {channel: C0ALERTS}\n", 2, ["unknown key 'route'", "routes"],
+                 id="alerts-key"),
+    pytest.param("alerts:\n  routes: {channel: C0ALERTS}\n", 2, ["alerts.routes must be a list"],
+                 id="alerts-routes-mapping"),
+    pytest.param("alerts:\n  routes:\n    - {channel: C0ALERTS}\n    - {clusters: [prod]}\n", 4,
+                 ["alerts.routes[1] names no channel", "channel: C0123ABCD"], id="route-without-channel"),
+    pytest.param("alerts:\n  routes:\n    - channel: '#gpu-alerts'\n", 3, ["not a channel id", "not its #name"],
+                 id="route-channel-name"),
+    pytest.param("alerts:\n  routes:\n    - {channel: C0ALERTS, min_severity: high}\n", 3,
+                 ["'high' is not a severity", "critical, error, warning, info"], id="route-severity"),
+    pytest.param("alerts:\n  routes:\n    - channel: C0ALERTS\n      namespace: [ml]\n", 4,
+                 ["unknown key 'namespace'", "channel, clusters, namespaces, nodepools, min_severity"],
+                 id="route-key-typo"),
+    pytest.param("alerts:\n  routes:\n    - {channel: C0ALERTS, nodepools: gpu}\n", 3,
+                 ["nodepools must be a list", "write [gpu] instead of gpu"], id="route-bare-string"),
 ]
 
 
@@ -249,3 +264,21 @@ def test_approvers_channel():
     for bad in ("'#gpu-oncall'", "D0DIRECT"):
         with pytest.raises(PolicyError, match=r"^p\.yaml:3: approvers\.channel: .* is not a channel id"):
             parse_policy(f"approvers:\n  users: [U0ONCALL1]\n  channel: {bad}\n", source="p.yaml")
+
+
+def test_alert_routes():
+    from bot.policy.model import AlertPolicy, AlertRoute
+
+    text = ("alerts:\n  routes:\n    - {channel: C0LLMTEAM, clusters: [prod], namespaces: [\"llm-*\"], "
+            "min_severity: warning}\n    - {channel: C0GPUPOOL, nodepools: [\"gpu-*\"]}\n")
+    policy = parse_policy(text, source="p.yaml")
+    assert policy.alerts == AlertPolicy(routes=(
+        AlertRoute(channel="C0LLMTEAM", clusters=("prod",), namespaces=("llm-*",), min_severity="warning"),
+        AlertRoute(channel="C0GPUPOOL", nodepools=("gpu-*",))))
+    route = policy.alerts.channel
+    assert route(cluster="prod", namespace="llm-a", nodepool="gpu-h100", severity="error") == "C0LLMTEAM"
+    assert route(cluster="prod", namespace="llm-a", nodepool="gpu-h100", severity="info") == "C0GPUPOOL"
+    assert route(cluster="prod", namespace=None, nodepool=None, severity="critical") is None
+    # Files without the section keep working: no routes, GPUBOT_ALERT_CHANNEL decides.
+    assert parse_policy(TEAM, source="team.yaml").alerts == AlertPolicy()
+    assert parse_policy("alerts:\n", source="p.yaml").alerts == AlertPolicy()

@@ -87,6 +87,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     remediate_cli.add_parsers(sub)
 
+    from bot import sweep_cli
+
+    sweep_cli.add_parsers(sub)
+
     p = sub.add_parser("demo", help="diagnose every seed incident on the simulated cluster")
     p.add_argument("--json", action="store_true")
     return parser
@@ -136,6 +140,10 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         from bot import remediate_cli
 
         return remediate_cli.run(args, settings)
+    if args.command == "sweep":
+        from bot import sweep_cli
+
+        return sweep_cli.run(args, settings)
     if args.command == "serve":
         from bot.serve import run
 

@@ -1,0 +1,239 @@
+"""GPU nodes in trouble: NotReady, GPUs the device plugin took out of allocatable, no GPUs advertised,
+a false condition of the EKS node monitoring agent, or the agent's (and other) GPU warnings as events.
+
+Every problem of one node shares the node as its storm group: twelve Xids on eight GPUs of one node are
+one message. Sources: kubernetes/kubernetes pkg/controller/nodelifecycle (Ready, grace period),
+NVIDIA/k8s-device-plugin internal/rm/health.go (unhealthy GPUs leave allocatable, not capacity),
+aws/eks-node-monitoring-agent pkg/reasons/reasons.yaml (conditions, reasons, which are events only).
+"""
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+from playbooks.analyzers.evidence import event_count, event_time, field, from_event
+from playbooks.karpenter.resources import quantity
+from playbooks.model import Evidence, Remediation, Target
+from playbooks.problems import Problem
+from playbooks.remediations import InvalidRemediation, cordon_gpu_node
+from playbooks.signatures.catalogue import scan_line
+from playbooks.sweep.merge import merge
+from playbooks.sweep.objects import condition, labels_of, meta, name_of, seconds_since
+
+GPU = "nvidia.com/gpu"
+GPU_COUNT_LABELS = ("karpenter.k8s.aws/instance-gpu-count", "eks.amazonaws.com/instance-gpu-count")
+GPU_PRESENT_LABEL = "nvidia.com/gpu.present"  # NVIDIA GPU feature discovery
+# Seconds a node may be NotReady before it is a problem: longer than kubelet's status update gap
+# (node-monitor-grace-period, 40-50 s) and a reboot, shorter than pod eviction (300 s).
+NOT_READY_AFTER = 120.0
+# Seconds a joining node (karpenter.sh/unregistered) may stay NotReady: GPU AMIs boot and register in
+# 2-5 minutes; Karpenter deletes a NodeClaim whose node has not registered after 15.
+JOINING_AFTER = 600.0
+# Seconds a Ready GPU node may advertise no GPUs: the device plugin starts within a minute or two.
+DEVICE_PLUGIN_AFTER = 600.0
+# Events older than this are history (the API server keeps events one hour by default, --event-ttl).
+EVENT_WINDOW = 3600.0
+# aws/eks-node-monitoring-agent pkg/reasons/reasons.yaml: conditions the agent sets on a node.
+MONITORING_CONDITIONS = ("AcceleratedHardwareReady", "NetworkingReady", "KernelReady", "StorageReady",
+                         "ContainerRuntimeReady")
+_XID_REASON = re.compile(r"^NvidiaXID(?P<xid>\d+)(?P<level>Error|Warning)$")
+# Reasons of GPU health the agent reports as events (warnings; the fatal ones also set the condition).
+_GPU_EVENT_REASONS = re.compile(
+    r"^(DCGMHealthCode\d+|DCGMFieldError\d+|DCGMDiagnosticFailure|DCGMError|NvidiaDoubleBitError|NvidiaNVLinkError"
+    r"|NvidiaPageRetirement|NvidiaPCIeError|NvidiaPowerError|NvidiaThermalError|NvidiaDeviceCountMismatch"
+    r"|NvidiaFabricError|FabricManagerNotRunning)$")
+# NVIDIA/k8s-device-plugin internal/rm/health.go: Xids caused by the application, not the GPU.
+APPLICATION_XIDS = frozenset({13, 31, 43, 45, 68, 109})
+
+
+def is_gpu_node(node: dict) -> bool:
+    labels = labels_of(node)
+    if any(labels.get(k) not in (None, "", "0") for k in GPU_COUNT_LABELS) or labels.get(GPU_PRESENT_LABEL) == "true":
+        return True
+    return _gpus(node, "capacity") > 0
+
+
+def _gpus(node: dict, which: str) -> int:
+    try:
+        return int(quantity(((node.get("status") or {}).get(which) or {}).get(GPU, 0)))
+    except ValueError:
+        return 0
+
+
+def node_problems(nodes: list[dict], events: list[dict], *, cluster: str, now: datetime) -> list[Problem]:
+    """Problems of GPU nodes; ``events`` are Warning events about nodes (others are ignored)."""
+    by_node: dict[str, list[dict]] = {}
+    for event in events:
+        involved = event.get("involvedObject") or event.get("regarding") or {}
+        if involved.get("kind") == "Node" and event.get("type") == "Warning":
+            by_node.setdefault(str(involved.get("name")), []).append(event)
+    problems: list[Problem] = []
+    for node in nodes:
+        if not is_gpu_node(node) or meta(node).get("deletionTimestamp"):
+            continue
+        name = name_of(node)
+        problems += _not_ready(node, cluster=cluster, now=now)
+        problems += _gpu_count(node, cluster=cluster, now=now)
+        problems += _monitoring(node, cluster=cluster)
+        problems += _events(node, by_node.get(name, []), cluster=cluster, now=now)
+    return merge(problems)
+
+
+def _problem(node: dict, *, code: str, severity: str, title: str, detail: str, evidence: list[Evidence],
+             cluster: str, cordon: bool = False) -> Problem:
+    name = name_of(node)
+    return Problem(code=code, severity=severity, target=Target(kind="node", name=name), title=title, cluster=cluster,
+                   detail=detail, evidence=tuple(evidence), group=f"node/{name}",
+                   nodepool=labels_of(node).get("karpenter.sh/nodepool"),
+                   remediations=_cordon(name) if cordon else ())
+
+
+def _cordon(name: str) -> tuple[Remediation, ...]:
+    try:
+        return (cordon_gpu_node(node=name),)
+    except InvalidRemediation:
+        return ()
+
+
+def _kind(node: dict) -> str:
+    itype = labels_of(node).get("node.kubernetes.io/instance-type")
+    return f"GPU node {name_of(node)}" + (f" ({itype})" if itype else "")
+
+
+def _taints(node: dict) -> set[str]:
+    return {str(t.get("key")) for t in (node.get("spec") or {}).get("taints") or []}
+
+
+def _not_ready(node: dict, *, cluster: str, now: datetime) -> list[Problem]:
+    ready = condition(node, "Ready")
+    # Karpenter taints a node it is removing (karpenter.sh/disrupted): NotReady then is the plan. A node
+    # still joining (karpenter.sh/unregistered) is NotReady until its CNI is up: late only after the time
+    # a GPU node needs to boot and register.
+    if ready is None or ready.get("status") == "True" or "karpenter.sh/disrupted" in _taints(node):
+        return []
+    joining = "karpenter.sh/unregistered" in _taints(node)
+    since = seconds_since(meta(node).get("creationTimestamp") if joining else ready.get("lastTransitionTime"), now)
+    if since is not None and since < (JOINING_AFTER if joining else NOT_READY_AFTER):
+        return []
+    status = ready.get("status", "Unknown")
+    reason = ready.get("reason") or ("NodeStatusUnknown" if status == "Unknown" else "no reason given")
+    return [_problem(
+        node, code="node.not_ready", severity="error", cluster=cluster,
+        title=f"{_kind(node)} is NotReady ({reason})" + (" while joining the cluster" if joining else ""),
+        detail=(f"Ready={status}: {ready.get('message', '')}".strip() + " Its pods are evicted after the not-ready "
+                "toleration (300 s by default) and no new pod lands there. On EKS: the VPC CNI not initialising "
+                "(IAM permissions), kubelet unable to reach the API server, disk or memory pressure, or the "
+                "instance itself failing (check its EC2 status checks)."),
+        evidence=[field(f"node/{name_of(node)}", "status.conditions[Ready]", ready)],
+    )]
+
+
+def _gpu_count(node: dict, *, cluster: str, now: datetime) -> list[Problem]:
+    capacity, allocatable = _gpus(node, "capacity"), _gpus(node, "allocatable")
+    status = node.get("status") or {}
+    name = name_of(node)
+    if capacity and allocatable < capacity:
+        lost = capacity - allocatable
+        return [_problem(
+            node, code="gpu.unhealthy_device", severity="error", cluster=cluster, cordon=True,
+            title=f"{_kind(node)}: {lost} of {capacity} GPUs unhealthy (allocatable {allocatable})",
+            detail=("The NVIDIA device plugin took GPUs out of allocatable: it marks a GPU unhealthy on a critical "
+                    "Xid and never gives it back by itself. Pods asking for all the node's GPUs cannot land here. "
+                    "Cordon the node, then replace it (delete its NodeClaim) or restart the device plugin pod "
+                    "after a transient fault."),
+            evidence=[field(f"node/{name}", "status", {"capacity": {GPU: str(capacity)},
+                                                        "allocatable": {GPU: str(allocatable)}})],
+        )]
+    labels = labels_of(node)
+    declared = next((labels[k] for k in GPU_COUNT_LABELS if labels.get(k) not in (None, "", "0")), None)
+    ready = condition(node, "Ready") or {}
+    age = seconds_since(meta(node).get("creationTimestamp"), now)
+    if declared and not capacity and ready.get("status") == "True" and (age is None or age >= DEVICE_PLUGIN_AFTER):
+        return [_problem(
+            node, code="gpu.device_plugin_missing", severity="error", cluster=cluster,
+            title=f"{_kind(node)} advertises no {GPU} ({declared} GPUs installed)",
+            detail=("The node is Ready but its capacity has no nvidia.com/gpu: the NVIDIA device plugin is not "
+                    "running there (missing, crashing, or not tolerating the node's taints)."),
+            evidence=[field(f"node/{name}", "status.capacity", status.get("capacity") or {}),
+                      field(f"node/{name}", "spec.taints", (node.get("spec") or {}).get("taints") or [])],
+        )]
+    return []
+
+
+def _monitoring(node: dict, *, cluster: str) -> list[Problem]:
+    """A false condition of the node monitoring agent: the agent's fatal issues, which EKS node auto
+    repair acts on (replace or reboot) when it is enabled."""
+    out = []
+    for kind in MONITORING_CONDITIONS:
+        cond = condition(node, kind)
+        if cond is None or cond.get("status") != "False":
+            continue
+        reason = str(cond.get("reason") or "")
+        evidence = [field(f"node/{name_of(node)}", f"status.conditions[{kind}]", cond)]
+        xid = _XID_REASON.match(reason)
+        if kind == "AcceleratedHardwareReady":
+            code, severity = ("gpu.xid_error", "critical") if xid else ("gpu.unhealthy_device", "error")
+            what = f"Xid {xid.group('xid')}" if xid else reason or "a GPU fault"
+            detail = (f"The EKS node monitoring agent reports {kind}=False ({reason}): {cond.get('message', '')} "
+                      "A fatal GPU issue: jobs on this node fail or hang. Cordon it and replace it (EKS node auto "
+                      "repair does so when enabled); keep the instance ID for an AWS support case.")
+            out.append(_problem(node, code=code, severity=severity, cluster=cluster, cordon=True, evidence=evidence,
+                                title=f"{_kind(node)}: {what} ({kind}=False)", detail=detail.replace("  ", " ")))
+        else:
+            detail = (f"The EKS node monitoring agent reports {kind}=False ({reason}): {cond.get('message', '')} "
+                      "A fatal node issue: pods on it may fail. Replace the node if it persists (EKS node auto "
+                      "repair does so when enabled).")
+            out.append(_problem(node, code="node.not_ready", severity="error", cluster=cluster, evidence=evidence,
+                                title=f"{_kind(node)}: {kind}=False ({reason or 'no reason given'})",
+                                detail=detail.replace("  ", " ")))
+    return out
+
+
+def _events(node: dict, events: list[dict], *, cluster: str, now: datetime) -> list[Problem]:
+    """GPU warnings about the node: the agent's reasons (NvidiaXID<n>Warning, DCGMHealthCode<n>, ...) and
+    any warning whose message carries a driver Xid line (node-problem-detector and the like)."""
+    xids: dict[str, list[tuple[dict, str]]] = {}
+    health: list[dict] = []
+    for event in events:
+        if (now - event_time(event)).total_seconds() > EVENT_WINDOW:
+            continue
+        reason = str(event.get("reason") or "")
+        match = _XID_REASON.match(reason)
+        if match:
+            if match.group("level") == "Warning" and int(match.group("xid")) in APPLICATION_XIDS:
+                continue
+            xids.setdefault(match.group("xid"), []).append((event, match.group("level")))
+            continue
+        if _GPU_EVENT_REASONS.match(reason):
+            health.append(event)
+            continue
+        message = str(event.get("message") or event.get("note") or "")
+        for signal in scan_line(message, source="event"):
+            if signal.code == "gpu.xid_error" and signal.severity != "info" and signal.fields.get("xid"):
+                xids.setdefault(signal.fields["xid"], []).append((event, "Error"))
+                break
+    ref = f"node/{name_of(node)}"
+    out = []
+    if xids:
+        fatal = any(level == "Error" for found in xids.values() for _, level in found)
+        times = sum(event_count(e) for found in xids.values() for e, _ in found)
+        listed = ", ".join(sorted(xids, key=int))
+        out.append(_problem(
+            node, code="gpu.xid_error", severity="critical" if fatal else "warning", cluster=cluster, cordon=fatal,
+            title=f"{_kind(node)}: GPU Xid {listed} reported {times} time{'s' if times != 1 else ''}",
+            detail=("The NVIDIA driver reported Xid errors on this node (79: fallen off the bus; 48: double-bit ECC; "
+                    "63/64: page retirement; 94/95: contained/uncontained ECC; 119/120: GSP). Critical Xids make the "
+                    "device plugin mark the GPU unhealthy; cordon the node and replace it."),
+            evidence=[from_event(ref, e) for found in xids.values() for e, _ in found][:5],
+        ))
+    if health:
+        reasons = sorted({str(e.get("reason")) for e in health})
+        out.append(_problem(
+            node, code="gpu.unhealthy_device", severity="warning", cluster=cluster,
+            title=f"{_kind(node)}: GPU health warnings ({', '.join(reasons[:4])})",
+            detail=("The EKS node monitoring agent reported GPU health warnings (DCGM health checks, ECC page "
+                    "retirement, PCIe replays, power or thermal limits). Not fatal yet; watch for "
+                    "AcceleratedHardwareReady=False and for jobs slowing down on this node."),
+            evidence=[from_event(ref, e) for e in health][:5],
+        ))
+    return out

@@ -13,6 +13,7 @@ from bot.store.proposals import ProposalStore
 from bot.settings import Settings
 from bot.slack_client import make_web_client
 from bot.store import DeliveryStore, IncidentStore, check_current, make_engine
+from bot.workers import ProcessLazyRunner, WorkerPool
 from bot.workpool import WorkPool
 from handlers import register_listeners
 from handlers.approvers import UserGroups
@@ -21,11 +22,20 @@ from handlers.deps import Deps
 log = logging.getLogger(__name__)
 
 
-def create_app(settings: Settings, *, service: DiagnosisService | None = None, pacer: Pacer | None = None) -> App:
+def create_app(settings: Settings, *, service: DiagnosisService | None = None, pacer: Pacer | None = None,
+               workers: "WorkerPool | None" = None, worker: bool = False) -> App:
+    """The app that serves Slack. With ``workers``, its lazy listeners (diagnoses) run in those worker
+    processes; ``worker=True`` is the app inside one of them (bot.workers)."""
+    return build_app(settings, service=service, pacer=pacer, workers=workers, worker=worker)[0]
+
+
+def build_app(settings: Settings, *, service: DiagnosisService | None = None, pacer: Pacer | None = None,
+              workers: "WorkerPool | None" = None, worker: bool = False) -> tuple[App, Deps]:
+    """The app and what its listeners share (``gpubot serve`` builds its alerts from the same parts)."""
     settings.require_slack()
     engine = make_engine(settings.database_url)
     check_current(engine)  # refuse to start on a schema that is behind: `gpubot db upgrade` first
-    pacer = pacer or Pacer(share=settings.slack_rate_share)
+    pacer = pacer or (workers.pacer if workers is not None else Pacer(share=settings.slack_rate_share))
     client = make_web_client(token=settings.slack_bot_token, base_url=settings.slack_api_url, pacer=pacer)
     app = App(
         client=client,
@@ -38,26 +48,35 @@ def create_app(settings: Settings, *, service: DiagnosisService | None = None, p
         listener_executor=WorkPool(max_workers=16),
         # Bolt verifies the token with auth.test at start-up: a wrong token fails fast, not on first use.
         token_verification_enabled=True,
-        request_verification_enabled=settings.slack_mode == "http",
+        # A worker is handed requests only by the serving process, which verified them (and a queued
+        # request may be older than the 5 minutes a signature is good for).
+        request_verification_enabled=settings.slack_mode == "http" and not worker,
     )
+    pool = app.listener_runner.listener_executor
+    backlog = pool.ahead if isinstance(pool, WorkPool) else None
+    if workers is not None:
+        app.listener_runner.lazy_listener_runner = ProcessLazyRunner(app.logger, workers)
+        backlog = workers.ahead
     # The policy is read now: an invalid file stops start-up with its line and reason.
     service = service or DiagnosisService(settings, policy=PolicySource.from_settings(settings))
     log.info("gpubot: %s", service.policy.describe())
     remediator = Remediator(service, ProposalStore(engine),
                             groups=UserGroups(client, lambda: service.policy.current().approvers.usergroups))
-    deps = Deps(service=service, settings=settings, store=IncidentStore(engine), remediation=remediator)
-    register_listeners(app, deps, deliveries=DeliveryStore(engine), pacer=pacer)
+    deps = Deps(service=service, settings=settings, store=IncidentStore(engine), remediation=remediator,
+                backlog=backlog)
+    # Retries are recognised where requests arrive: a worker only sees what the serving process accepted.
+    register_listeners(app, deps, deliveries=None if worker else DeliveryStore(engine), pacer=pacer)
 
     @app.error
     def on_error(error, body, logger):
         # Errors that escaped a listener's own handling (Bolt already answered Slack's request).
         logger.exception("unhandled error in a Slack listener: %s", error)
 
-    return app
+    return app, deps
 
 
 def work_pool(app: App) -> WorkPool:
-    """The pool the app's lazy listeners run on (see create_app)."""
+    """The thread pool the app's lazy listeners run on when it has no worker processes (see create_app)."""
     pool = app.listener_runner.listener_executor
     assert isinstance(pool, WorkPool), "the app was not made by create_app"
     return pool

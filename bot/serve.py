@@ -8,34 +8,52 @@ import sys
 import threading
 
 from bot.settings import Settings
+from bot.workers import WorkerPool
 from bot.workpool import WorkPool
 
 log = logging.getLogger("gpubot")
 
 
 def run(settings: Settings) -> int:
-    from bot.app import create_app, work_pool
+    from bot.alerts.runtime import Alerts, cluster_name
+    from bot.app import build_app, work_pool
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     log.info("gpubot: %s", check_policy(settings))
-    app = create_app(settings)
+    workers = None
+    if settings.workers > 0:
+        from bot.workers import WorkerPool
+
+        workers = WorkerPool(settings, processes=settings.workers, threads=settings.worker_threads).start()
+        log.info("gpubot: diagnoses run in %d worker processes, %d at a time each", settings.workers,
+                 settings.worker_threads)
+    app, deps = build_app(settings, workers=workers)
+    alerts = Alerts(settings, deps.service, deps.store.engine, app.client, deps.signer,
+                    cluster=cluster_name(deps.service)).start()
+    routes = {"/alertmanager": alerts.endpoint.handle}
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     if settings.slack_mode == "socket":
+        from bot.http_server import SlackHttpServer
+
+        # Slack comes over the WebSocket; Alertmanager and the probes still need a port.
+        server = SlackHttpServer(None, port=settings.http_port, routes=routes).start()
         handler = socket_mode_handler(app, settings)
         handler.connect()
-        log.info("gpubot: connected to Slack in Socket Mode")
+        log.info("gpubot: connected to Slack in Socket Mode; /alertmanager and /healthz on port %d", server.port)
         stop.wait()
         handler.close()  # no new envelopes; Slack sends them to another connection
+        server.stop()
     else:
         from bot.http_server import SlackHttpServer
 
-        server = SlackHttpServer(app, port=settings.http_port).start()
+        server = SlackHttpServer(app, port=settings.http_port, routes=routes).start()
         print(f"gpubot: listening for Slack on http://0.0.0.0:{server.port}/slack/events", file=sys.stderr, flush=True)
         stop.wait()
         server.stop()
-    _finish_work(work_pool(app), settings.shutdown_grace)
+    alerts.stop()
+    _finish_work(workers if workers is not None else work_pool(app), settings.shutdown_grace)
     sys.stdout.flush()
     sys.stderr.flush()
     # Lazy listeners run on non-daemon pool threads; an interpreter exit would wait for them without
@@ -51,14 +69,16 @@ def check_policy(settings: Settings) -> str:
     return PolicySource.from_settings(settings).describe()
 
 
-def _finish_work(pool: WorkPool, grace: float) -> None:
+def _finish_work(pool: "WorkPool | WorkerPool", grace: float) -> None:
     """Let acknowledged diagnoses post their answers before the process goes, up to ``grace`` seconds."""
     unfinished = pool.unfinished
+    finished = pool.stop if isinstance(pool, WorkerPool) else pool.wait_idle
     if not unfinished:
+        finished(0.0)
         log.info("gpubot: stopped")
         return
     log.info("gpubot: stopping; letting %d diagnoses in progress finish (up to %g s)", unfinished, grace)
-    if pool.wait_idle(grace):
+    if finished(grace):
         log.info("gpubot: stopped after the diagnoses in progress finished")
     else:
         log.warning("gpubot: %d diagnoses still running after %g s were abandoned "

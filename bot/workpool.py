@@ -36,6 +36,11 @@ class WorkPool(ThreadPoolExecutor):
         with self._changed:
             return self._unfinished
 
+    def ahead(self, _body: dict | None = None) -> int:
+        """Work that must finish or start before new work can (0: it starts at once)."""
+        with self._changed:
+            return max(0, self._unfinished - self._max_workers + 1)
+
     def wait_idle(self, timeout: float) -> bool:
         """Wait until no work is left; False if some was still running after ``timeout`` seconds."""
         with self._changed:

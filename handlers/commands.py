@@ -8,7 +8,7 @@ from bot.commands import GpuCommand, parse_command
 from bot.errors import GpubotError, UserError
 from bot.payloads import META_EXPLAIN
 from bot.render.blocks import (
-    error_blocks, explain_modal, help_blocks, incident_detail_blocks, incident_list_blocks, nodepools_blocks, nodes_blocks,
+    error_blocks, explain_modal, queued_blocks, help_blocks, incident_detail_blocks, incident_list_blocks, nodepools_blocks, nodes_blocks,
 )
 from handlers import flows
 from handlers.deps import Deps
@@ -35,6 +35,12 @@ def register(app: App, deps: Deps) -> None:
             if failure:
                 ack(text=failure, blocks=error_blocks(failure), response_type="ephemeral")
                 return
+        ahead = deps.queued_ahead(command)
+        if ahead:
+            # Told now, in the ack (no API call): the answer may be a while under a burst.
+            note = queued_note(ahead)
+            ack(text=note, blocks=queued_blocks(note), response_type="ephemeral")
+            return
         ack()
 
     @guarded
@@ -55,6 +61,11 @@ def register(app: App, deps: Deps) -> None:
             _incidents(reply, deps, parsed)
 
     app.command("/gpu")(ack=ack_gpu, lazy=[run_gpu])
+
+
+def queued_note(ahead: int) -> str:
+    return (f"Queued: {ahead} request{'s' if ahead != 1 else ''} ahead of yours. "
+            "gpubot posts the answer here as soon as it starts; no need to ask again.")
 
 
 def _open_explain_form(client: WebClient, deps: Deps, command: dict) -> str | None:

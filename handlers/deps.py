@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from slack_sdk import WebClient
 
@@ -36,6 +36,8 @@ class Deps:
     diagnoses: Recent[Diagnosis] = field(default_factory=lambda: Recent(500))
     # Private explanations of pasted text, held for their "Share in channel" button (key: random id).
     explanations: Recent[tuple[str, Diagnosis]] = field(default_factory=lambda: Recent(200))
+    # How many requests would wait before this one (a request body) starts; None: not known.
+    backlog: Callable[[dict], int] | None = None
 
     def __post_init__(self) -> None:
         self.threads = BotThreads(self.store)
@@ -51,6 +53,9 @@ class Deps:
 
     def proposals(self) -> "ProposalStore":
         return self.remediator().proposals
+
+    def queued_ahead(self, body: dict) -> int:
+        return self.backlog(body) if self.backlog is not None else 0
 
     @staticmethod
     def asker(user: str | None, channel: str | None) -> Asker:

@@ -42,10 +42,11 @@ def healthy(port: int) -> bool:
 
 
 @contextlib.contextmanager
-def served_bot() -> Iterator[Served]:
+def served_bot(*, enforce_limits: bool = False, env: dict[str, str] | None = None) -> Iterator[Served]:
+    """``enforce_limits``: the fake Slack answers 429 past Slack's published limits."""
     gpubot = [sys.executable, "-m", "bot.cli"]
     creds = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
-    with tempfile.TemporaryDirectory() as tmp, FakeSlack() as slack:
+    with tempfile.TemporaryDirectory() as tmp, FakeSlack(enforce_limits=enforce_limits) as slack:
         kubeconfig = Path(tmp) / "kubeconfig"
         sim = subprocess.Popen([*gpubot, "sim", "serve", "--kubeconfig-out", str(kubeconfig)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -56,7 +57,7 @@ def served_bot() -> Iterator[Served]:
             env = {**os.environ, **creds, "KUBECONFIG": str(kubeconfig), "SLACK_BOT_TOKEN": ws.BOT_TOKEN,
                    "SLACK_SIGNING_SECRET": ws.SIGNING_SECRET, "SLACK_API_URL": slack.url,
                    "GPUBOT_SLACK_MODE": "http", "GPUBOT_HTTP_PORT": str(port),
-                   "GPUBOT_DATABASE_URL": f"sqlite:///{tmp}/incidents.db"}
+                   "GPUBOT_DATABASE_URL": f"sqlite:///{tmp}/incidents.db", **(env or {})}
             subprocess.run([*gpubot, "db", "upgrade"], env=env, check=True, stdout=subprocess.DEVNULL)
             log = Path(tmp) / "serve.log"
             with log.open("w") as log_file:  # a file, not a pipe: an unread pipe would stall the bot

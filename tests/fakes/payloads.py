@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
 from . import workspace as ws
+from .slack_limits import TRIGGERS
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "slack"
 _event_ids = itertools.count(1)
@@ -41,7 +42,8 @@ def event_ts() -> str:
 
 
 def new_trigger_id() -> str:
-    return f"8231847718{next(_triggers):03d}.1111111111.6f0c2b1de1a0c1e9b36a5a4b7b7d5e3a"
+    """A trigger_id as Slack issues one with an interaction: usable once, for 3 seconds."""
+    return TRIGGERS.issue(f"8231847718{next(_triggers):03d}.1111111111.6f0c2b1de1a0c1e9b36a5a4b7b7d5e3a")
 
 
 def channel_name(channel_id: str) -> str:

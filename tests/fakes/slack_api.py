@@ -25,6 +25,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from . import workspace as ws
 from .block_kit_limits import problems
+from .slack_limits import ResponseUrls, SlackLimits
 from .slack_methods import APP_TOKEN_METHODS, METHODS, SlackError, SlackState
 
 JSON_ARGS = ("blocks", "view", "attachments", "metadata")
@@ -68,8 +69,12 @@ class _BurstServer(ThreadingHTTPServer):
 class FakeSlack:
     """The Web API at ``.url`` (``http://127.0.0.1:<port>/api/``), response URLs under ``/response/``."""
 
-    def __init__(self, *, token: str = ws.BOT_TOKEN, app_token: str = ws.APP_TOKEN, socket_mode: bool = False):
+    def __init__(self, *, token: str = ws.BOT_TOKEN, app_token: str = ws.APP_TOKEN, socket_mode: bool = False,
+                 enforce_limits: bool = False):
         self.token = token
+        # Past Slack's published per-method and per-channel limits: 429 with Retry-After (slack_limits).
+        self.limits = SlackLimits() if enforce_limits else None
+        self.response_urls = ResponseUrls()
         self.app_token = app_token
         self.state = SlackState(socket_url=self._socket_url)
         self.socket_mode = None
@@ -120,8 +125,9 @@ class FakeSlack:
         """The value for slack_sdk's ``base_url`` and gpubot's ``SLACK_API_URL``."""
         return f"{self.root}/api/"
 
-    def response_url(self, response_id: str = "R0001") -> str:
-        return f"{self.root}/response/{response_id}"
+    def response_url(self, response_id: str | None = None) -> str:
+        """A response_url as Slack gives one with each command or click (a new one unless named)."""
+        return f"{self.root}/response/{response_id or self.state.next_id('R')}"
 
     def _socket_url(self) -> str | None:
         return self.socket_mode.connection_url() if self.socket_mode is not None else None
@@ -156,6 +162,7 @@ class FakeSlack:
         self._injected.clear()
         self.state.messages.clear()
         self.state.views.clear()
+        self.response_urls = ResponseUrls()
 
     def seed_message(self, channel: str, **kwargs) -> str:
         """A message someone else posted (see ``SlackState.seed_message``); returns its ts."""
@@ -173,6 +180,9 @@ class FakeSlack:
         injected = self._take_injected(method)
         if injected is not None:
             return injected.status, injected.body, injected.headers
+        retry_after = self.limits.check(method, args) if self.limits is not None else None
+        if retry_after is not None:
+            return 429, {"ok": False, "error": "ratelimited"}, {"Retry-After": str(retry_after)}
         auth_error = self._auth_error(method, headers.get("Authorization"))
         if auth_error:
             return 200, {"ok": False, "error": auth_error}, {}
@@ -208,8 +218,12 @@ class FakeSlack:
                 queue.pop(0)
             return head
 
-    def _answer_response_url(self, args: dict) -> tuple[int, Any]:
-        """Slack's response URLs answer like incoming webhooks: plain-text errors with HTTP 400."""
+    def _answer_response_url(self, path: str, args: dict) -> tuple[int, Any]:
+        """Slack's response URLs answer like incoming webhooks: plain-text errors with HTTP 400 (404 for
+        a URL used up or expired)."""
+        used = self.response_urls.use(path)
+        if used:
+            return 404, used
         if not any(args.get(k) for k in ("text", "blocks", "attachments", "delete_original")):
             return 400, "no_text"
         if args.get("blocks") is not None and problems(args["blocks"]):
@@ -275,7 +289,7 @@ def _handler_for(fake: FakeSlack) -> type[BaseHTTPRequestHandler]:
             except (ValueError, UnicodeDecodeError):
                 args = {"_raw": raw.decode("utf-8", "replace")}
             if parts.path.startswith("/response/"):
-                status, answer = fake._answer_response_url(args)
+                status, answer = fake._answer_response_url(parts.path, args)
                 call = Call(RESPONSE_URL, args, headers, time.monotonic(), parts.path, None, status)
                 fake._recorder.add(call)
                 self._send(status, answer, {})

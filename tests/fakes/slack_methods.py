@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 from . import workspace as ws
 from .block_kit_limits import problems, view_problems
+from .slack_limits import TRIGGERS
 
 MAX_TEXT = 40_000
 FIRST_TS_SECONDS = 1_767_225_600  # 2026-01-01T00:00:00Z
@@ -197,15 +198,21 @@ def _stored_view(state: SlackState, view: dict, *, view_id: str, root_view_id: s
 
 
 def views_open(state: SlackState, args: dict) -> dict:
-    _required(args, "trigger_id", "invalid_trigger_id")
+    _use_trigger(args)
     view = _check_view(args)
     return _stored_view(state, view, view_id=state.next_id("V"))
 
 
 def views_push(state: SlackState, args: dict) -> dict:
-    _required(args, "trigger_id", "invalid_trigger_id")
+    _use_trigger(args)
     view = _check_view(args)
     return _stored_view(state, view, view_id=state.next_id("V"))
+
+
+def _use_trigger(args: dict) -> None:
+    problem = TRIGGERS.use(_required(args, "trigger_id", "invalid_trigger_id"))
+    if problem:
+        raise SlackError(problem)
 
 
 def views_update(state: SlackState, args: dict) -> dict:

@@ -18,6 +18,7 @@ from slack_sdk.socket_mode.request import SocketModeRequest
 from slack_sdk.socket_mode.response import SocketModeResponse
 from slack_sdk.webhook import WebhookClient
 
+from tests.fakes.payloads import new_trigger_id
 from tests.fakes import (APP_TOKEN, BOT_TOKEN, SIGNING_SECRET, FakeSlack, SlackRequests, payloads, problems, sign,
                          view_problems)
 
@@ -53,7 +54,7 @@ def test_post_update_and_open_view_are_recorded_with_slack_shaped_answers(slack,
     first = client.chat_postMessage(channel="C0TRAIN", text="pending", blocks=[section("*pending*")])
     reply = client.chat_postMessage(channel="C0TRAIN", text="details", thread_ts=first["ts"])
     updated = client.chat_update(channel="C0TRAIN", ts=first["ts"], text="fixed", blocks=[section("*fixed*")])
-    view = client.views_open(trigger_id="123.456.abc", view=modal([section("Apply?")]))
+    view = client.views_open(trigger_id=new_trigger_id(), view=modal([section("Apply?")]))
 
     assert first["ts"] < reply["ts"] and first["ts"].startswith("1767225600.")
     assert first["message"]["bot_id"] == "B0BOT" and first["message"]["user"] == "U0BOT"
@@ -72,7 +73,7 @@ def test_post_update_and_open_view_are_recorded_with_slack_shaped_answers(slack,
 
 def test_form_encoded_blocks_and_view_are_parsed(slack, client):
     client.api_call("chat.postMessage", data={"channel": "C0TRAIN", "text": "t", "blocks": json.dumps([section("x")])})
-    client.api_call("views.open", data={"trigger_id": "1.2.3", "view": json.dumps(modal([section("y")]))})
+    client.api_call("views.open", data={"trigger_id": new_trigger_id(), "view": json.dumps(modal([section("y")]))})
     assert slack.calls("chat.postMessage")[0].args["blocks"] == [section("x")]
     assert slack.calls("views.open")[0].args["view"]["blocks"] == [section("y")]
 
@@ -202,9 +203,9 @@ def test_message_text_limit(client):
 
 
 def test_modal_limits(client):
-    assert client.views_open(trigger_id="1.2.3", view=modal([{"type": "divider"}] * 100))["ok"]
+    assert client.views_open(trigger_id=new_trigger_id(), view=modal([{"type": "divider"}] * 100))["ok"]
     with pytest.raises(SlackApiError) as refused:
-        client.views_open(trigger_id="1.2.3", view=modal([{"type": "divider"}] * 101))
+        client.views_open(trigger_id=new_trigger_id(), view=modal([{"type": "divider"}] * 101))
     assert refused.value.response["error"] == "invalid_arguments"  # views answer invalid_arguments, not _blocks
     assert refused.value.response["response_metadata"]["messages"] == [
         "[ERROR] no more than 100 items allowed [json-pointer:/view/blocks]"]
@@ -213,7 +214,7 @@ def test_modal_limits(client):
 
 
 def test_views_update_checks_view_id_and_hash(client):
-    opened = client.views_open(trigger_id="1.2.3", view=modal([section("a")]))["view"]
+    opened = client.views_open(trigger_id=new_trigger_id(), view=modal([section("a")]))["view"]
     updated = client.views_update(view_id=opened["id"], hash=opened["hash"], view=modal([section("b")]))["view"]
     assert updated["id"] == opened["id"] and updated["hash"] != opened["hash"]
     with pytest.raises(SlackApiError) as stale:

@@ -83,6 +83,17 @@ def bot_env(sim, slack: FakeSlack, **extra) -> dict[str, str]:
             "GPUBOT_CHANNEL_NAMESPACES": "C0T5=t5-fsdp", **SIM_ENV, **extra}
 
 
+def roomy_pacer():
+    """One app serves a whole module of tests, far more than Slack's 50 chat.update a minute: its
+    pacer allows twenty times Slack's limits (this fake Slack enforces none). Pacing itself is tested
+    against the limits in tests/bot/test_pacer.py, tests/slack/test_delivery_limits.py and
+    tests/benchmarks/bench_limits.py."""
+    from bot.delivery.pacer import Pacer, method_limits
+    from bot.delivery.windows import SlidingWindows
+
+    return Pacer(SlidingWindows(method_limits(20.0)), channel_limits={})
+
+
 @pytest.fixture(scope="module")
 def bot(seed_sim, tmp_path_factory):
     state = tmp_path_factory.mktemp("store")
@@ -91,7 +102,8 @@ def bot(seed_sim, tmp_path_factory):
         for key, value in SIM_ENV.items():
             mp.setenv(key, value)  # boto3 reads credentials from the environment
         app = create_app(load_settings(bot_env(seed_sim, slack, GPUBOT_DATABASE_URL=database,
-                                               GPUBOT_POLICY=write_policy(state, OPEN_POLICY))))
+                                               GPUBOT_POLICY=write_policy(state, OPEN_POLICY))),
+                         pacer=roomy_pacer())
         server = SlackHttpServer(app, host="127.0.0.1", port=0).start()
         try:
             yield Bot(slack, SlackRequests(f"http://127.0.0.1:{server.port}", secret=ws.SIGNING_SECRET), server, app)

@@ -37,13 +37,14 @@ def _clear_faults(sim) -> None:
 
 
 @contextmanager
-def _serving(sim, slack: FakeSlack, tmp_path: Path, grace: float, mode: str = "http"):
+def _serving(sim, slack: FakeSlack, tmp_path: Path, grace: float, mode: str = "http", **extra_env: str):
     port = free_port()
     env = {**os.environ, **SIM_ENV, "KUBECONFIG": str(sim.kubeconfig), "SLACK_BOT_TOKEN": ws.BOT_TOKEN,
            "SLACK_API_URL": slack.url, "GPUBOT_SLACK_MODE": mode, "GPUBOT_SHUTDOWN_GRACE": str(grace),
-           "PYTHONPATH": str(ROOT), "GPUBOT_DATABASE_URL": migrated_sqlite(tmp_path / "gpubot.db")}
+           "PYTHONPATH": str(ROOT), "GPUBOT_DATABASE_URL": migrated_sqlite(tmp_path / "gpubot.db"), **extra_env}
+    env["GPUBOT_HTTP_PORT"] = str(port)  # Socket Mode serves /alertmanager and /healthz on it too
     if mode == "http":
-        env.update(SLACK_SIGNING_SECRET=ws.SIGNING_SECRET, GPUBOT_HTTP_PORT=str(port))
+        env.update(SLACK_SIGNING_SECRET=ws.SIGNING_SECRET)
         ready = b"listening for Slack"
     else:
         env.update(SLACK_APP_TOKEN=ws.APP_TOKEN)

@@ -9,11 +9,11 @@ from bot.render.blocks.incidents import (incident_action_blocks, incident_detail
                                          incident_note_blocks)
 from bot.render.blocks.limits import check, check_modal
 from bot.render.blocks.modal import explain_modal, resolve_modal
-from bot.render.blocks.status import error_blocks, progress_blocks
+from bot.render.blocks.status import error_blocks, progress_blocks, queued_blocks
 from bot.render.blocks.thread import evidence_blocks, evidence_messages
 
 __all__ = [
-    "check", "check_modal", "diagnosis_blocks", "diagnosis_text", "error_blocks",
+    "check", "check_modal", "diagnosis_blocks", "diagnosis_text", "error_blocks", "queued_blocks",
     "evidence_blocks", "evidence_messages", "explain_modal", "help_blocks", "home_view", "resolve_modal",
     "incident_action_blocks", "incident_detail_blocks", "incident_list_blocks", "incident_note_blocks",
     "nodepools_blocks", "nodes_blocks", "progress_blocks", "share_blocks", "shared_note_blocks",

@@ -22,3 +22,8 @@ def progress_blocks(target_text: str, step: str, *, elapsed: float | None = None
 def error_blocks(message: str) -> list[dict]:
     """":warning: cannot reach cluster prod (timeout after 10 s)", as one section."""
     return [kit.section(f":warning: {clean(message, ERROR_LIMIT) or 'something went wrong'}")]
+
+
+def queued_blocks(message: str) -> list[dict]:
+    """":hourglass: Queued: 12 requests ahead of yours ...", as one context line."""
+    return [kit.context(f":hourglass: {clean(message, ERROR_LIMIT)}")]

@@ -29,13 +29,15 @@ demo: install
 # so the store tests cover SQLite and PostgreSQL; GPUBOT_TEST_POSTGRES_URL set = use that server.
 test: install-dev
 	bash scripts/with-postgres.sh $(BIN)/python -m pytest -q
-	$(BIN)/python tests/benchmarks/bench_ack.py
+	$(BIN)/python tests/benchmarks/bench_ack.py --bursts 50
 
 bench: install-dev
 	$(BIN)/python tests/benchmarks/bench_explain.py
 	$(BIN)/python tests/benchmarks/bench_diagnose.py
-	$(BIN)/python tests/benchmarks/bench_ack.py
+	$(BIN)/python tests/benchmarks/bench_ack.py --bursts 50,200
+	$(BIN)/python tests/benchmarks/bench_limits.py
 	$(BIN)/python tests/benchmarks/bench_flood.py
+	$(BIN)/python tests/benchmarks/bench_sweep.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info

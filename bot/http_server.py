@@ -26,6 +26,7 @@ import threading
 import time
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Callable, Mapping
 from urllib.parse import urlparse
 
 from slack_bolt import App, BoltRequest
@@ -35,6 +36,8 @@ from slack_sdk.signature import SignatureVerifier
 from bot.replay import SIGNATURE_WINDOW, ReplayGuard
 
 log = logging.getLogger(__name__)
+# Another endpoint served beside Slack's: (method, headers, body) -> (status, JSON answer).
+Route = Callable[[str, Mapping[str, str], bytes], "tuple[int, dict]"]
 MAX_BODY = 1024 * 1024  # Slack payloads are far smaller; a bigger body is not from Slack
 READ_TIMEOUT = 10.0
 IDLE_TIMEOUT = 10.0
@@ -94,9 +97,10 @@ def bolt_verifier(app: App) -> SignatureVerifier:
                      "GPUBOT_SLACK_MODE=http and a signing secret (request_verification_enabled=True)")
 
 
-def make_handler(app: App, guard: ReplayGuard, *, read_timeout: float,
-                 idle_timeout: float) -> type[BaseHTTPRequestHandler]:
-    verifier = bolt_verifier(app)
+def make_handler(app: App | None, guard: ReplayGuard, *, read_timeout: float, idle_timeout: float,
+                 routes: Mapping[str, Route] | None = None) -> type[BaseHTTPRequestHandler]:
+    verifier = bolt_verifier(app) if app is not None else None
+    routes = dict(routes or {})
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -172,7 +176,10 @@ def make_handler(app: App, guard: ReplayGuard, *, read_timeout: float,
 
         def do_POST(self) -> None:
             url = urlparse(self.path)
-            if url.path != "/slack/events":
+            if url.path in routes:
+                self._route(routes[url.path])
+                return
+            if url.path != "/slack/events" or app is None:
                 self._send(404, "not found", {"Connection": "close"})
                 self.close_connection = True
                 return
@@ -188,7 +195,23 @@ def make_handler(app: App, guard: ReplayGuard, *, read_timeout: float,
             response = app.dispatch(BoltRequest(body=body, query=url.query, headers=self._bolt_headers()))
             self._send(response.status, response.body, response.headers)
 
-        def _checked_headers(self) -> tuple[int, str | None, str | None]:
+        def _route(self, route: Route) -> None:
+            """Another endpoint on the same port (Alertmanager's webhook): its own authentication."""
+            try:
+                length, _, _ = self._checked_headers(signed=False)
+                body = self._read_body(length)
+            except Refused as refused:
+                self._refuse(refused)
+                return
+            headers = {name: value for name, value in self.headers.items()}
+            if len(self.headers.get_all("Authorization") or []) > 1:
+                headers["Authorization"] = ""  # two credentials: neither is taken
+            status, answer = route("POST", headers, body.encode("utf-8"))
+            if status >= 400:
+                self._log_refusal(f"{status} {answer.get('error', '')}"[:200])
+            self._send(status, json.dumps(answer), {"Content-Type": "application/json"})
+
+        def _checked_headers(self, *, signed: bool = True) -> tuple[int, str | None, str | None]:
             for name in _SINGLE_VALUED:
                 if len(self.headers.get_all(name) or []) > 1:
                     # Bolt verifies the first value; a guard reading another could be fooled.
@@ -200,6 +223,8 @@ def make_handler(app: App, guard: ReplayGuard, *, read_timeout: float,
                 raise Refused(400, "bad Content-Length", close=True)
             if int(raw_length) > MAX_BODY:
                 raise Refused(413, "request too large", close=True)
+            if not signed:
+                return int(raw_length), None, None
             timestamp, signature = self.headers.get(TIMESTAMP), self.headers.get(SIGNATURE)
             if signature is not None and (timestamp is None or not _DIGITS.fullmatch(timestamp)):
                 raise Refused(400, f"missing or non-numeric {TIMESTAMP}", close=True)
@@ -301,13 +326,18 @@ class _Server(ThreadingHTTPServer):
 
 
 class SlackHttpServer:
-    def __init__(self, app: App, *, host: str = "0.0.0.0", port: int = 3000, read_timeout: float = READ_TIMEOUT,
-                 idle_timeout: float = IDLE_TIMEOUT, max_connections: int = MAX_CONNECTIONS,
-                 replay_guard: ReplayGuard | None = None) -> None:
+    """Slack's requests at POST /slack/events (``app``; None in Socket Mode, where they come over the
+    WebSocket), /healthz, and other POST endpoints in ``routes`` (path -> handler)."""
+
+    def __init__(self, app: App | None, *, host: str = "0.0.0.0", port: int = 3000,
+                 read_timeout: float = READ_TIMEOUT, idle_timeout: float = IDLE_TIMEOUT,
+                 max_connections: int = MAX_CONNECTIONS, replay_guard: ReplayGuard | None = None,
+                 routes: Mapping[str, Route] | None = None) -> None:
         if read_timeout <= 0 or idle_timeout <= 0 or max_connections < 1:
             raise ValueError("read_timeout and idle_timeout must be positive and max_connections at least 1")
         self.replay_guard = replay_guard or ReplayGuard()
-        handler = make_handler(app, self.replay_guard, read_timeout=read_timeout, idle_timeout=idle_timeout)
+        handler = make_handler(app, self.replay_guard, read_timeout=read_timeout, idle_timeout=idle_timeout,
+                               routes=routes)
         self._server = _Server((host, port), handler, max_connections=max_connections)
         self._thread: threading.Thread | None = None
 

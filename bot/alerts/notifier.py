@@ -77,10 +77,10 @@ class Notifier:
 
     # -- reports ------------------------------------------------------------------------------------
 
-    def sweep_seen(self, problems: Sequence[Problem], cluster: str) -> Summary:
-        """A sweep of ``cluster`` found ``problems`` (all of them: what it alerted before and does not
-        report now has cleared)."""
-        batch = self.store.sweep(problems, cluster=cluster, reason=sweep_reason(self._clock()))
+    def sweep_seen(self, problems: Sequence[Problem], cluster: str, *, complete: bool = True) -> Summary:
+        """A sweep of ``cluster`` found ``problems`` (all of them, when ``complete``: what it alerted
+        before and does not report now has cleared; an incomplete sweep clears nothing)."""
+        batch = self.store.sweep(problems, cluster=cluster, reason=sweep_reason(self._clock()), complete=complete)
         return self._deliver(batch)
 
     def alertmanager(self, alerts: Sequence[tuple[Problem, str]]) -> Summary:

@@ -184,16 +184,17 @@ class AlertStore:
 
     # -- reports ------------------------------------------------------------------------------------
 
-    def sweep(self, problems: Sequence[Problem], *, cluster: str, reason: str) -> Batch:
+    def sweep(self, problems: Sequence[Problem], *, cluster: str, reason: str, complete: bool = True) -> Batch:
         """A sweep of ``cluster`` found ``problems``, and only those: its alerts of that cluster not
-        among them have cleared (``reason``). Alertmanager's alerts never clear by absence."""
+        among them have cleared (``reason``). Alertmanager's alerts never clear by absence, and nothing
+        does after an incomplete sweep (a read refused or capped cannot tell "gone" from "not looked at")."""
         seen = _seen(problems)
 
         def work(session: Session) -> Batch:
             now = self._now()
             touched = self._fire(session, seen, now, source="sweep")
-            firing = session.scalars(select(Alert).where(Alert.cluster == cluster, Alert.source == "sweep",
-                                                         Alert.status == "firing")).all()
+            firing = [] if not complete else session.scalars(
+                select(Alert).where(Alert.cluster == cluster, Alert.source == "sweep", Alert.status == "firing")).all()
             touched |= self._resolve(session, [a for a in firing if a.fingerprint not in seen], reason, now)
             return self._settle(session, touched, now, reason)
         return self._tx(work)

@@ -1,0 +1,130 @@
+"""Alerts inside `gpubot serve`: the sweep (leader replica only, on APScheduler), Alertmanager's webhook
+(every replica), and the one notifier both report to."""
+from __future__ import annotations
+
+import dataclasses
+import logging
+from datetime import datetime, timezone
+
+from apscheduler.schedulers.background import BackgroundScheduler
+from slack_sdk import WebClient
+from sqlalchemy import Engine
+
+from bot.alerts.alertmanager import AlertBatch
+from bot.alerts.intake import AlertmanagerEndpoint
+from bot.alerts.labels import DIAGNOSABLE
+from bot.alerts.notifier import Notifier, Summary
+from bot.alerts.routing import AlertRouter
+from bot.alerts.sweep import SweepResult, sweep
+from bot.errors import ClusterConfigError, GpubotError
+from bot.payloads import Signer
+from bot.service import DiagnosisService
+from bot.settings import Settings
+from bot.store import IncidentStore
+from bot.store.alerts import AlertStore
+from playbooks.model import Evidence
+from playbooks.problems import Problem
+
+log = logging.getLogger(__name__)
+SWEEP_JOB = "sweep"
+# Alerts of one webhook call diagnosed before it is answered (Alertmanager waits on us; the rest are
+# posted with their labels alone).
+MAX_ENRICHED = 5
+
+
+def cluster_name(service: DiagnosisService) -> str:
+    """The name alerts carry (the same the sweep and diagnoses use, so fingerprints agree)."""
+    try:
+        return service.gateway().name
+    except GpubotError:
+        return service.settings.cluster_name or ""
+
+
+class Alerts:
+    def __init__(self, settings: Settings, service: DiagnosisService, engine: Engine, client: WebClient,
+                 signer: Signer, *, cluster: str) -> None:
+        self.settings = settings
+        self.service = service
+        self.cluster = cluster
+        self.notifier = Notifier(store=AlertStore(engine), incidents=IncidentStore(engine), client=client,
+                                 router=AlertRouter(service.policy.current, default_channel=settings.alert_channel),
+                                 signer=signer, digest_after=settings.alert_digest_after)
+        self.endpoint = AlertmanagerEndpoint(settings.alertmanager_token, self.intake, cluster=cluster)
+        self.scheduler = BackgroundScheduler(timezone=timezone.utc)
+        # Paused until this replica leads (next_run_time=None); one sweep at a time, missed runs merged.
+        self.scheduler.add_job(self.sweep_once, "interval", seconds=settings.sweep_interval, id=SWEEP_JOB,
+                               next_run_time=None, max_instances=1, coalesce=True)
+        self.elector = None
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    def start(self) -> "Alerts":
+        from bot.leader import LeaderElector
+
+        self.scheduler.start()
+        if not self.settings.alert_channel and not self.service.policy.current().alerts.routes:
+            # Nowhere to post: sweeping would cost the cluster reads (and the CPU) for nothing.
+            log.info("gpubot: sweeps are off: set GPUBOT_ALERT_CHANNEL or the policy's alerts.routes to turn them on")
+            return self
+        try:
+            self.elector = LeaderElector.from_settings(self.settings, on_started_leading=self._lead,
+                                                       on_stopped_leading=self._follow)
+        except ClusterConfigError as exc:
+            log.warning("gpubot: no sweeps from this replica: %s", exc)
+            return self
+        self.elector.start()
+        return self
+
+    def stop(self) -> None:
+        if self.elector is not None:
+            self.elector.stop(release=True)  # steps down first, then hands the Lease over at once
+        self.scheduler.shutdown(wait=False)
+
+    def _lead(self) -> None:
+        log.info("gpubot: leading: sweeping every %g s", self.settings.sweep_interval)
+        self.scheduler.modify_job(SWEEP_JOB, next_run_time=datetime.now(timezone.utc))
+
+    def _follow(self) -> None:
+        log.info("gpubot: not leading: sweeps paused")
+        self.scheduler.pause_job(SWEEP_JOB)
+
+    # -- sources ----------------------------------------------------------------------------------
+    def sweep_once(self) -> Summary | None:
+        if self.elector is not None and not self.elector.is_leader:
+            return None  # leadership was lost while this run waited
+        try:
+            result: SweepResult = sweep(self.service, self.settings)
+        except GpubotError as exc:
+            log.warning("gpubot: sweep failed: %s", exc)
+            return None
+        for gap in result.not_checked:
+            log.info("gpubot: sweep: %s", gap)
+        summary = self.notifier.sweep_seen(result.problems, result.cluster, complete=not result.not_checked)
+        log.info("gpubot: sweep of %s: %d problems, %d list requests; %s", result.cluster, len(result.problems),
+                 result.requests, summary)
+        return summary
+
+    def intake(self, batch: AlertBatch) -> None:
+        alerts = batch.by_problem()
+        enriched = 0
+        reported: list[tuple[Problem, str]] = []
+        for alert in alerts:
+            problem = alert.problem
+            if alert.status == "firing" and problem.target.kind in DIAGNOSABLE and enriched < MAX_ENRICHED:
+                enriched += 1
+                problem = self._enriched(problem)
+            reported.append((problem, alert.status))
+        self.notifier.alertmanager(reported)
+
+    def _enriched(self, problem: Problem) -> Problem:
+        """The alert with what a diagnosis of its target says (its fingerprint unchanged)."""
+        t = problem.target
+        try:
+            diagnosis = self.service.diagnose(f"{t.kind}/{t.name}", namespace=t.namespace)
+        except GpubotError as exc:
+            return dataclasses.replace(problem, detail=f"{problem.detail}\nNot diagnosed: {exc}".strip())
+        if not diagnosis.findings:
+            return problem
+        top = diagnosis.findings[0]
+        evidence = tuple(Evidence(e.source, e.text) for e in top.evidence[:5])
+        detail = f"{problem.detail}\nDiagnosis: {top.code} ({top.confidence}): {top.title}".strip()
+        return dataclasses.replace(problem, detail=detail, evidence=problem.evidence + evidence)

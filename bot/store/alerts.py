@@ -18,15 +18,15 @@ import hashlib
 import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Callable, Iterable, Iterator, Sequence, TypeVar
+from typing import Iterable, Iterator, Sequence, TypeVar
 
-from sqlalchemy import Engine, and_, or_, select, update
+from sqlalchemy import and_, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from bot.errors import NotFoundError, UserError
 from bot.store.models import Alert, AlertGroup
-from bot.store.tx import Transactions, aware, utcnow
+from bot.store.tx import ClockedStore, aware
 from playbooks.model import SEVERITIES
 from playbooks.problems import Problem
 from playbooks.redact import redact
@@ -171,16 +171,7 @@ def _evidence(problem: Problem) -> str:
     return json.dumps([{"source": redact(e.source), "text": redact(e.text)} for e in problem.evidence[:EVIDENCE_KEPT]])
 
 
-class AlertStore:
-    def __init__(self, engine: Engine, *, clock: Callable[[], datetime] = utcnow, attempts: int = 4,
-                 backoff: float = 0.05) -> None:
-        self.engine = engine
-        self._tx = Transactions(engine, attempts=attempts, backoff=backoff)
-        self._clock = clock
-
-    def _now(self) -> datetime:
-        # SQLite compares stored timestamps as text: every one must be written in the same zone.
-        return self._clock().astimezone(timezone.utc)
+class AlertStore(ClockedStore):
 
     # -- reports ------------------------------------------------------------------------------------
 

@@ -16,14 +16,14 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Callable
 
-from sqlalchemy import Engine, func, select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from bot.errors import NotFoundError, UserError
 from bot.policy.model import Access
 from bot.store.models import PROPOSAL_STATES, Incident, Proposal, ProposalApproval, ProposalMessage, TimelineEntry
-from bot.store.tx import Transactions, aware, utcnow
+from bot.store.tx import ClockedStore, aware
 from bot.store.visibility import may_read_row, visible
 from playbooks.redact import redact
 
@@ -69,16 +69,7 @@ class ProposalConflict(UserError):
         self.proposal = proposal
 
 
-class ProposalStore:
-    def __init__(self, engine: Engine, *, clock: Callable[[], datetime] = utcnow, attempts: int = 4,
-                 backoff: float = 0.05) -> None:
-        self.engine = engine
-        self._tx = Transactions(engine, attempts=attempts, backoff=backoff)
-        self._clock = clock
-
-    def _now(self) -> datetime:
-        # SQLite compares stored timestamps as text: every one must be written in the same zone.
-        return self._clock().astimezone(timezone.utc)
+class ProposalStore(ClockedStore):
 
     # -- proposing ---------------------------------------------------------------------------------
 

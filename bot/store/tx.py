@@ -69,3 +69,17 @@ def transient(exc: DBAPIError) -> bool:
 def short(exc: BaseException) -> str:
     text = str(getattr(exc, "orig", None) or exc)
     return " ".join(text.split())[:200]
+
+
+class ClockedStore:
+    """A store's transactions and its clock, always read in UTC: SQLite compares stored timestamps as
+    text, so every one must be written in the same zone."""
+
+    def __init__(self, engine: Engine, *, clock: Callable[[], datetime] = utcnow, attempts: int = 4,
+                 backoff: float = 0.05) -> None:
+        self.engine = engine
+        self._tx = Transactions(engine, attempts=attempts, backoff=backoff)
+        self._clock = clock
+
+    def _now(self) -> datetime:
+        return self._clock().astimezone(timezone.utc)

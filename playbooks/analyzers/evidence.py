@@ -38,7 +38,8 @@ def event_count(event: dict) -> int:
     return 1
 
 
-def _parse_time(value: object) -> datetime | None:
+def parse_time(value: object) -> datetime | None:
+    """A Kubernetes timestamp (RFC 3339, ``Z`` or offset) as an aware datetime; None if absent or bad."""
     if not value:
         return None
     try:
@@ -58,7 +59,7 @@ def event_time(event: dict) -> datetime:
     for value in (event.get("lastTimestamp"), (event.get("series") or {}).get("lastObservedTime"),
                   event.get("eventTime"), event.get("firstTimestamp"),
                   (event.get("metadata") or {}).get("creationTimestamp")):
-        parsed = _parse_time(value)
+        parsed = parse_time(value)
         if parsed is not None:
             return parsed
     return _EPOCH

@@ -1,8 +1,9 @@
 """Reading plain Kubernetes objects (REST-shaped dicts) the way every sweep detector needs them."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime
 
+from playbooks.analyzers.evidence import parse_time
 from playbooks.gather import BATCH_JOB_LABELS, KUBEFLOW_JOB_LABEL
 from playbooks.karpenter.resources import pod_requests
 
@@ -30,14 +31,6 @@ def labels_of(obj: dict) -> dict:
     return meta(obj).get("labels") or {}
 
 
-def parse_time(value: object) -> datetime | None:
-    if not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
 
 
 def seconds_since(value: object, now: datetime) -> float | None:

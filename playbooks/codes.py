@@ -2,7 +2,7 @@
 
 The order is the tie-break when two findings share severity and confidence: codes earlier in this
 tuple are closer to a root cause than those after them (a deadlocked affinity explains the
-FailedScheduling noise; a disruption explains the SIGTERM).
+FailedScheduling noise; a disruption explains the SIGTERM; a code error explains the NCCL errors and the crash loop after it).
 """
 from __future__ import annotations
 
@@ -26,6 +26,11 @@ CODES: tuple[str, ...] = (
     "gpu.device_plugin_missing",
     "gpu.unhealthy_device",
     "gpu.xid_error",
+    # The job's own configuration or code: it explains the NCCL noise, the vanished peers and the
+    # crash loop that follow it.
+    "nccl.invalid_usage",
+    "training.code_error",
+    "training.shm_exhausted",
     "nccl.peer_unresponsive",
     "karpenter.disruption",
     "training.cuda_oom",
@@ -35,6 +40,8 @@ CODES: tuple[str, ...] = (
     "training.terminated",
     "nccl.timeout",
     "training.memory_pressure",
+    # A container restarting with no more specific cause: the generic fallback among training codes.
+    "training.crash_loop",
     "scheduling.insufficient_gpu",
     "scheduling.node_lifecycle_taint",
     "image.slow_pull",
@@ -43,6 +50,13 @@ CODES: tuple[str, ...] = (
 )
 
 CODE_SET = frozenset(CODES)
+
+# Code prefixes that say why a container crashes: next to any of them, training.crash_loop is only the
+# consequence and is not reported.
+CRASH_CAUSES: tuple[str, ...] = (
+    "training.cuda_oom", "training.code_error", "training.shm_exhausted", "training.terminated",
+    "training.rendezvous_failed", "nccl.", "gpu.", "efa.network_unreachable",
+)
 
 
 def precedence(code: str) -> int:

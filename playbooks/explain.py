@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from playbooks.codes import precedence
+from playbooks.codes import CRASH_CAUSES, precedence
 from playbooks.fixes import TEMPLATE_DIR, render_fix
 from playbooks.model import CONFIDENCES, SEVERITIES, Diagnosis, Evidence, Finding, Target
 from playbooks.redact import redact_diagnosis
@@ -136,6 +136,8 @@ def _adjust(code: str, group: _Group, scan: _Scan, codes: frozenset[str]) -> Non
         group.severity, group.confidence = "warning", "low"  # Karpenter has capacity on its way
     elif code == "karpenter.disruption" and {"training.terminated", "nccl.peer_unresponsive"} & codes:
         group.severity, group.confidence = "error", "high"  # the disruption hit a running job
+    elif code == "training.crash_loop" and any(other.startswith(CRASH_CAUSES) for other in codes):
+        group.severity = "info"  # the text says why it crashes: that finding explains the restarts
     elif code == "training.rendezvous_failed" and scan.dist_context and group.confidence == "low":
         group.severity, group.confidence = "error", "medium"  # a resolver / connect error inside distributed set-up
 

@@ -8,7 +8,7 @@ from playbooks.registry import Registry
 
 def register_all(registry: Registry) -> None:
     from playbooks.analyzers import (
-        affinity, disruption, gpu, nccl, nodes, pending, signals, topology, training, waiting,
+        affinity, crash_loop, disruption, gpu, nccl, nodes, pending, signals, topology, training, waiting,
     )
 
     registry.register("waiting", waiting.analyze)
@@ -22,6 +22,7 @@ def register_all(registry: Registry) -> None:
     registry.register("gpu-plugin-missing", gpu.analyze_plugin_missing)
     registry.register("cuda-oom", training.analyze_oom)
     registry.register("terminated", training.analyze_terminated)
+    registry.register("crash-loop", crash_loop.analyze)
     registry.register("node-not-ready", nodes.analyze_not_ready)
     registry.register("nodepool", nodes.analyze_nodepool)
     registry.register("signals", signals.analyze)

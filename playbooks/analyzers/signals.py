@@ -148,6 +148,8 @@ def _unconfirmed_note(items: list[tuple[Weight, Located]], facts: Facts) -> str:
 def _weigh(loc: Located, facts: Facts, context: _Context) -> Weight | None:
     """How this signal counts here, or None when a structural finding already carries it."""
     sig = loc.signal
+    if sig.code == "training.crash_loop":
+        return None  # analyzers/crash_loop.py reads the container state and its previous log instead
     severity = sig.severity
     unconfirmed = aside = False
     if _provisioning(sig.code) and severity != "info":

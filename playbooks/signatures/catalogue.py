@@ -63,6 +63,7 @@ karpenter.blocked                           karpenter.disruption (info)         
 kubelet.no_healthy_devices                  gpu.unhealthy_device                    resource
 device_plugin.xid_unhealthy                 gpu.unhealthy_device                    xid, device, resource
 nvrm.xid                                    gpu.xid_error                           xid, pci, pid, description
+                                            (training.code_error for Xid 13/31/43)  
 device_plugin.no_nvml                       gpu.device_plugin_missing               detail
 ofi.request_error                           nccl.peer_unresponsive /                ofi_error, ofi_message, host_id, peer_addr, peer_host_id
                                             efa.network_unreachable
@@ -72,6 +73,7 @@ nccl.remote_error                           nccl.peer_unresponsive              
 nccl.watchdog_timeout                       nccl.timeout                            rank, seq, op, timeout_ms, ran_ms
 nccl.socket_error                           efa.network_unreachable /               problem
                                             nccl.peer_unresponsive
+nccl.invalid_usage                          nccl.invalid_usage                      rank, other_rank, bus_id, problem, nccl_version
 torch.cuda_oom                              training.cuda_oom                       tried, gpu, total, free, process, allocated,
                                                                                     reserved_unallocated, reserved_total, other_processes
 cuda.error_oom                              training.cuda_oom                       (none)
@@ -84,6 +86,14 @@ process.signal_received                     training.terminated                 
 container.exit_code                         training.terminated                     exit_code, signal
 container.oomkilled                         training.terminated                     reason, signal
 kubelet.eviction                            training.terminated                     resource, reason
+cuda.kernel_assertion                       training.code_error                     kernel, assertion, meaning
+cuda.device_assert                          training.code_error                     (none)
+torch.index_error                           training.code_error                     target
+torch.shape_mismatch                        training.code_error                     shapes
+dataloader.shm_bus_error                    training.shm_exhausted                  pid
+torch.shm_file                              training.shm_exhausted                  segment, problem
+nccl.shm_segment                            training.shm_exhausted                  segment, size
+kubelet.crash_loop                          training.crash_loop                     container, backoff
 kubelet.image_pulled                        image.slow_pull                         image, pulled_in, including_waiting, image_size,
                                                                                     pull_seconds, wait_seconds, image_size_gb
 ipamd.unauthorized                          node.not_ready                          problem, operation
@@ -104,7 +114,9 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from playbooks.signatures import gating, gpu, karpenter, nccl, nodes, scheduling, training
+from playbooks.signatures import (
+    crash_loop, gating, gpu, karpenter, nccl, nccl_usage, nodes, scheduling, shm, training, training_code,
+)
 from playbooks.signatures.model import Hit, Rule, Signal, trim
 
 MAX_LINE_CHARS = 64 * 1024
@@ -115,7 +127,11 @@ LINE_RULES: tuple[Rule, ...] = (
     *karpenter.LINE_RULES,
     *gpu.RULES,
     *nccl.RULES,
+    *nccl_usage.RULES,
     *training.RULES,
+    *training_code.RULES,
+    *shm.RULES,
+    *crash_loop.RULES,
     *nodes.RULES,
 )
 # Rules that run on a part of a line rather than the whole line (documentation and tests).

@@ -11,6 +11,9 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from playbooks.signatures.details_training import NEXT_STEPS as training_next_steps
+from playbooks.signatures.details_training import WRITERS as training_writers
+
 _SIZE = re.compile(r"^\s*([\d.]+)\s*([KMGTP]?)(i?)B\s*$")
 _POWER = {"": 0, "K": 1, "M": 2, "G": 3, "T": 4, "P": 5}
 
@@ -789,6 +792,10 @@ NEXT_STEPS: dict[str, str] = {
     "karpenter.provisioning": "the NodeClaim's age and Launched / Registered / Initialized conditions (kubectl get nodeclaim -o wide)",
     "scheduling.gated": "the pod's spec.schedulingGates, the job's suspend flag and its Kueue Workload conditions",
 }
+
+
+WRITERS.update(training_writers)
+NEXT_STEPS.update(training_next_steps)
 
 
 def describe(view: View) -> str:

@@ -7,12 +7,20 @@ from playbooks.signatures.model import Rule, Verdict
 
 # Xids the NVIDIA device plugin treats as application errors (it ignores them for health).
 APPLICATION_XIDS = frozenset({13, 31, 43, 45, 68, 109})
+# Of those, the ones NVIDIA's Xid catalogue (docs.nvidia.com/deploy/xid-errors) attributes to the
+# application: 13 Graphics Engine Exception (out-of-range access, illegal instruction), 31 GPU memory page
+# fault (illegal address), 43 GPU stopped processing (a software-induced fault, e.g. a device-side assert).
+# They come with the job's CUDA error: a code finding, never a hardware one.
+CODE_XIDS = frozenset({13, 31, 43})
 # Xids that mean the GPU (or its memory / NVLink) is broken: drain and replace the node.
 HARDWARE_XIDS = frozenset({48, 63, 64, 74, 79, 92, 94, 95, 119, 120, 140})
 
 
 def _xid(fields: dict[str, str], text: str) -> Verdict:
     xid = int(fields.get("xid", "0"))
+    if xid in CODE_XIDS:
+        return Verdict(code="training.code_error", severity="warning", confidence="medium",
+                       title="GPU driver reported Xid {xid}, a fault of the job's CUDA code (not the hardware)")
     if xid in APPLICATION_XIDS:
         return Verdict(severity="warning", confidence="medium", title="GPU driver reported application-level Xid {xid} (a CUDA fault in the job, not the hardware)")
     if xid in HARDWARE_XIDS:

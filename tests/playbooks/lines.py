@@ -320,6 +320,45 @@ LINES: list[tuple[str, str, dict[str, str]]] = [
         "      Reason:       OOMKilled",
         {"reason": "OOMKilled"},
     ),
+    # nccl.invalid_usage, training.code_error, training.shm_exhausted, training.crash_loop
+    # (NVIDIA/nccl src/init.cc, src/misc/shmutils.cc; pytorch aten/src/ATen/native/cuda/Indexing.cu,
+    # torch/csrc/DataLoader.cpp, aten/src/ATen/MapAllocator.cpp; kubelet kuberuntime_manager.go)
+    (
+        "nccl.invalid_usage",
+        "llama-3-8b-worker-0:105:105 [1] init.cc:1018 NCCL WARN Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1d000",
+        {"rank": "1", "other_rank": "0", "bus_id": "1d000", "problem": "duplicate GPU"},
+    ),
+    (
+        "nccl.invalid_usage",
+        "torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:3356, invalid usage (run with NCCL_DEBUG=WARN for details), NCCL version 2.27.5",
+        {"nccl_version": "2.27.5"},
+    ),
+    (
+        "training.code_error",
+        "/pytorch/aten/src/ATen/native/cuda/Indexing.cu:1553: indexSelectLargeIndex: block: [226,0,0], thread: [96,0,0] Assertion `srcIndex < srcSelectDimSize` failed.",
+        {"kernel": "indexSelectLargeIndex", "assertion": "srcIndex < srcSelectDimSize"},
+    ),
+    (
+        "training.code_error",
+        "/pytorch/aten/src/ATen/native/cuda/Loss.cu:245: nll_loss_forward_reduce_cuda_kernel_2d: block: [0,0,0], thread: [7,0,0] Assertion `t >= 0 && t < n_classes` failed.",
+        {"assertion": "t >= 0 && t < n_classes"},
+    ),
+    ("training.code_error", "RuntimeError: mat1 and mat2 shapes cannot be multiplied (8x4096 and 1024x4096)", {"shapes": "8x4096 and 1024x4096"}),
+    (
+        "training.shm_exhausted",
+        "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).",
+        {},
+    ),
+    (
+        "training.shm_exhausted",
+        "ip-10-1-2-3:168:168 [0] misc/shmutils.cc:113 NCCL WARN Error while creating shared memory segment /dev/shm/nccl-UbzKZ9 (size 9637888)",
+        {"segment": "/dev/shm/nccl-UbzKZ9", "size": "9637888"},
+    ),
+    (
+        "training.crash_loop",
+        "  Warning  BackOff    2m (x14 over 9m)  kubelet  Back-off restarting failed container trainer in pod llama-3-8b-worker-0_ml-train(6c0d9e4a-1b2c-4d5e-8f90-a1b2c3d4e5f6)",
+        {"container": "trainer"},
+    ),
     # node.*, image.*
     (
         "node.not_ready",

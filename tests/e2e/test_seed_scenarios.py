@@ -19,6 +19,7 @@ def test_every_seed_scenario_is_present():
         "seed-untolerated-gpu-taint", "seed-nccl-efa-handshake", "seed-cuda-oom-a100-40gb", "seed-unhealthy-gpu",
         "seed-consolidation-disrupts-training", "seed-gpu-nodepool-near-limit", "seed-slow-image-pull",
         "seed-memory-pressure",
+        "crash-loop-missing-dataset",  # not from the field notes: a training pod crash-looping on a missing dataset
     }
 
 

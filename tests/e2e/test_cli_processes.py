@@ -64,7 +64,8 @@ def test_sim_list_json():
     out = subprocess.run([*GPUBOT, "sim", "list", "--json"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     rows = json.loads(out.stdout)
-    assert len(rows) == 14
+    on_disk = {f.stem for f in (Path(__file__).parents[2] / "sim" / "scenarios").glob("*.yaml") if not f.stem.startswith("_")}
+    assert {r["name"] for r in rows} == on_disk and len(rows) == len(on_disk) >= 15
     seed = next(r for r in rows if r["name"] == "seed-pod-affinity-deadlock")
     assert (seed["target"], seed["namespace"], seed["base"]) == ("pytorchjob/pytorch-dist-job", "t5-fsdp", "_base")
     assert all({"name", "target", "namespace", "base"} <= set(r) for r in rows)

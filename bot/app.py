@@ -13,7 +13,7 @@ from bot.store.proposals import ProposalStore
 from bot.settings import Settings
 from bot.slack_client import make_web_client
 from bot.store import DeliveryStore, IncidentStore, check_current, make_engine
-from bot.workers import ProcessLazyRunner, WorkerPool
+from bot.workers import WorkerPool, run_lazy_listeners_in
 from bot.workpool import WorkPool
 from handlers import register_listeners
 from handlers.approvers import UserGroups
@@ -55,7 +55,7 @@ def build_app(settings: Settings, *, service: DiagnosisService | None = None, pa
     pool = app.listener_runner.listener_executor
     backlog = pool.ahead if isinstance(pool, WorkPool) else None
     if workers is not None:
-        app.listener_runner.lazy_listener_runner = ProcessLazyRunner(app.logger, workers)
+        run_lazy_listeners_in(app, workers)
         backlog = workers.ahead
     # The policy is read now: an invalid file stops start-up with its line and reason.
     service = service or DiagnosisService(settings, policy=PolicySource.from_settings(settings))

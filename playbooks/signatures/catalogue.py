@@ -115,7 +115,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from playbooks.signatures import (
-    crash_loop, gating, gpu, karpenter, nccl, nccl_usage, nodes, scheduling, shm, training, training_code,
+    crash_loop, cuda_oom, efa, elastic, gating, gpu, gpu_health, karpenter, nccl, nccl_usage, nodes, nvidia_smi,
+    scheduling, shm, training, training_code,
 )
 from playbooks.signatures.model import Hit, Rule, Signal, trim
 
@@ -126,8 +127,13 @@ LINE_RULES: tuple[Rule, ...] = (
     *scheduling.LINE_RULES,
     *karpenter.LINE_RULES,
     *gpu.RULES,
+    *gpu_health.RULES,
+    *nvidia_smi.RULES,
+    *efa.RULES,
     *nccl.RULES,
     *nccl_usage.RULES,
+    *cuda_oom.RULES,
+    *elastic.RULES,
     *training.RULES,
     *training_code.RULES,
     *shm.RULES,

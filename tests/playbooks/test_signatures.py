@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import re
+import sys
 import time
 from pathlib import Path
 
@@ -49,9 +50,11 @@ def test_rule_example_matches_and_fields_are_documented(rule) -> None:
     )
 
 
-def test_catalogue_docstring_lists_every_rule() -> None:
-    doc = catalogue.__doc__ or ""
-    missing = [rule.name for rule in ALL_RULES if rule.name not in doc]
+def test_every_rule_is_documented() -> None:
+    # In the catalogue's table, or in the docstring of the family module that defines the rule.
+    docs = [catalogue.__doc__ or ""] + [sys.modules[m].__doc__ or "" for m in list(sys.modules)
+                                         if m.startswith("playbooks.signatures.")]
+    missing = [rule.name for rule in ALL_RULES if not any(rule.name in doc for doc in docs)]
     assert not missing
 
 

@@ -1,0 +1,19 @@
+"""Readers of whole documents in pasted text (``kubectl describe node``, ``nvidia-smi -q``): what only the
+document as a whole says, such as a node whose allocatable GPUs fall short of its capacity.
+
+``signals(text, source)`` returns Signals like the line catalogue's; ``explain_text`` adds them to its
+findings. A reader looks only at text that has its document's markers, so other pastes cost nothing.
+"""
+from __future__ import annotations
+
+from playbooks.signatures.model import Signal
+
+READERS: tuple = ()  # each: (markers: tuple[str, ...], read(text, source) -> list[Signal])
+
+
+def signals(text: str, *, source: str) -> list[Signal]:
+    found: list[Signal] = []
+    for markers, read in READERS:
+        if all(marker in text for marker in markers):
+            found.extend(read(text, source))
+    return found

@@ -6,15 +6,17 @@ expects a pod to fit and the cluster says it does not, the message is still repo
 severity, with lower confidence and a note that the model could not confirm it. A message becomes
 info only when the cluster itself has moved on: the pod was placed since, a node was nominated for it
 after the message, or Karpenter is launching one for it (then the scheduler's "no existing node fits"
-is the expected state). A peer's trouble counts one severity lower than the target's own.
+is the expected state). A peer's trouble counts one severity lower than the target's own. Age counts
+too: a slow image pull of a pod whose containers have run without a restart for ``SETTLED_S`` delayed a
+start-up that is long over, so it is info, not a warning about the job.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from datetime import datetime
+from datetime import datetime, timezone
 
-from playbooks.analyzers.evidence import event_component
+from playbooks.analyzers.evidence import event_component, parse_time
 from playbooks.analyzers.scan import Located, signals
 from playbooks.explain import fix_context, template_for
 from playbooks.facts import Facts
@@ -25,6 +27,7 @@ from playbooks.signatures.details import View, describe
 
 PROVISIONING_PREFIXES = ("scheduling.", "karpenter.", "efa.resource_unavailable")
 NOT_PROVISIONING = ("karpenter.disruption", "karpenter.provisioning", "scheduling.gated")
+SETTLED_S = 3600  # an hour of running without a restart: start-up problems are history
 
 
 def _provisioning(code: str) -> bool:
@@ -152,6 +155,8 @@ def _weigh(loc: Located, facts: Facts, context: _Context) -> Weight | None:
         return None  # analyzers/crash_loop.py reads the container state and its previous log instead
     severity = sig.severity
     unconfirmed = aside = False
+    if sig.code == "image.slow_pull" and loc.pod is not None and settled(loc.pod.pod):
+        return Weight("info")  # the pull slowed a start-up that is long over
     if _provisioning(sig.code) and severity != "info":
         about = _pending_pods_named(loc, context.pending)
         if loc.pod is not None and loc.pod.name not in context.pending and loc.origin in ("event", "condition"):
@@ -174,6 +179,21 @@ def _weigh(loc: Located, facts: Facts, context: _Context) -> Weight | None:
     if loc.pod is not None and not facts.is_target_pod(loc.pod):
         severity = _lower(severity)
     return Weight(severity, unconfirmed, aside)
+
+
+def settled(pod: dict, *, now: datetime | None = None) -> bool:
+    """Running, every container running since at least SETTLED_S ago (state.running.startedAt), none
+    restarted (restartCount 0): the pod got past start-up and has stayed up."""
+    status = pod.get("status") or {}
+    containers = status.get("containerStatuses") or []
+    if status.get("phase") != "Running" or not containers:
+        return False
+    now = now or datetime.now(timezone.utc)
+    for container in containers:
+        started = parse_time(((container.get("state") or {}).get("running") or {}).get("startedAt"))
+        if started is None or container.get("restartCount", 0) or (now - started).total_seconds() < SETTLED_S:
+            return False
+    return True
 
 
 def _carried(code: str, explained: set[str], *, from_karpenter: bool) -> bool:

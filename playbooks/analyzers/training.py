@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 
+from playbooks import hardware
 from playbooks.analyzers import evidence as ev
 from playbooks.analyzers.disruption import disrupted_nodes
 from playbooks.analyzers.scan import signals
@@ -29,11 +30,12 @@ def analyze_oom(facts: Facts):
     pod, fields = loc.pod, loc.signal.fields
     tried, total, free, process = (gib(fields.get(k)) for k in ("tried", "total", "free", "process"))
     labels = ((facts.node_of(pod) or {}).get("metadata") or {}).get("labels") or {}
-    itype = labels.get("node.kubernetes.io/instance-type", "this instance type")
-    gpu_name = (labels.get("karpenter.k8s.aws/instance-gpu-name") or labels.get("eks.amazonaws.com/instance-gpu-name") or "GPU").upper()
+    # The node says which GPU this is; the message's total only how big it is (never a default size).
+    gpu = hardware.gpu_of_node(labels) or (hardware.gpu_from_capacity(total) if total else None)
+    advice = hardware.advice(gpu)
     parts = []
     if total is not None:
-        parts.append(f"GPU 0 ({gpu_name} on {itype}) has {total:.2f} GiB")
+        parts.append(f"GPU {fields.get('gpu', '0')} ({advice['gpu_label'] or 'GPU'}) has {total:.2f} GiB usable")
     if process is not None and total is not None and free is not None:
         others = max(total - free - process, 0.0)
         parts.append(f"this process holds {process:.2f} GiB, {free * 1024:.0f} MiB is free")
@@ -45,24 +47,35 @@ def analyze_oom(facts: Facts):
             parts.append("so this process itself fills the GPU: the model state does not fit")
     if tried is not None:
         parts.append(f"the failed allocation asked for {tried * 1024:.0f} MiB")
-    numbers = "; ".join(parts)
-    fix = render_fix("cuda_oom.json.j2", gpu_memory_gib=round(total, 2) if total else 40, instance_type=itype)
+    numbers = "; ".join(parts) or "CUDA ran out of GPU memory"
+    precision = ("" if gpu is None or gpu.bf16 is None else " bf16 halves activation memory against fp32 on this GPU;"
+                 if gpu.bf16 else f" this {gpu.name or 'GPU'} has no bf16, so use fp16 with loss scaling;")
+    fix = render_fix("cuda_oom.json.j2", **advice)
     severity = "error" if facts.is_target_pod(pod) else "warning"
+    on = f" on the {advice['gpu_label']}" if gpu else ""
     yield Finding(
         code="training.cuda_oom", severity=severity, confidence="high",
-        title=f"{pod.name}: CUDA out of memory on a {total:.0f} GiB {gpu_name}" if total else f"{pod.name}: CUDA out of memory",
-        detail=(f"{numbers}. Choices, cheapest first: ZeRO-3 with optimizer and parameter offload to CPU memory "
-                f"(cuts the start-up peak when the model is moved to the GPU), a smaller micro-batch with more "
-                f"gradient accumulation, or GPUs with 80 GiB (p4de.24xlarge A100 80 GB, p5.48xlarge H100) through the "
-                f"NodePool's karpenter.k8s.aws/instance-gpu-memory requirement."),
+        title=f"{pod.name}: CUDA out of memory{on}",
+        detail=(f"{numbers}. Choices, cheapest first:{precision} ZeRO-3 with optimizer and parameter offload to CPU "
+                f"memory (cuts the start-up peak when the model is moved to the GPU), a smaller micro-batch with more "
+                f"gradient accumulation{_bigger(advice)}."),
         evidence=[Evidence(loc.signal.source, loc.signal.line)] + _node_evidence(pod, facts),
         fix=fix,
     )
 
 
+def _bigger(advice: dict) -> str:
+    if not advice["bigger"]:
+        return ("" if not advice["gpu_label"] else
+                f"; no AWS GPU has more memory than the {advice['gpu_label']}, so shard the model over more GPUs")
+    return (f", or GPUs with more memory each ({' or '.join(advice['bigger'])}) through the NodePool's "
+            f"karpenter.k8s.aws/instance-gpu-memory or instance-family requirement")
+
+
 def _node_evidence(pod: PodFacts, facts: Facts) -> list[Evidence]:
     labels = ((facts.node_of(pod) or {}).get("metadata") or {}).get("labels") or {}
-    keep = {k: v for k, v in labels.items() if k.endswith(("instance-type", "instance-gpu-name", "instance-gpu-memory", "instance-gpu-count"))}
+    keep = {k: v for k, v in labels.items() if k.endswith(("instance-type", "instance-gpu-name", "instance-gpu-memory",
+                                                           "instance-gpu-count", "gpu.product", "gpu.memory"))}
     return [ev.field(f"node/{pod.node_name}", "metadata.labels", keep)] if keep else []
 
 

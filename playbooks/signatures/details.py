@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from playbooks import hardware
 from playbooks.signatures.details_training import NEXT_STEPS as training_next_steps
 from playbooks.signatures.details_training import WRITERS as training_writers
 
@@ -49,12 +50,17 @@ def gib(value: float) -> str:
     return f"{value / 1024 ** 3:.1f} GiB"
 
 
-def oom_split(fields: Mapping[str, str]) -> dict[str, str] | None:
-    """Who holds the GPU memory: this process or others (total - free - this process)."""
+def oom_split(fields: Mapping[str, str]) -> dict | None:
+    """Who holds the GPU memory: this process or others (total - free - this process), and what the
+    total says about the GPU (hardware.advice: bf16, bigger GPUs), for the detail and the fix. Without
+    this process's figure only the GPU part; None without a total."""
     total, free = size_bytes(fields.get("total", "")), size_bytes(fields.get("free", ""))
     mine = size_bytes(fields.get("process") or fields.get("reserved_total", ""))
-    if total is None or free is None or mine is None or total <= 0:
+    if total is None or total <= 0:
         return None
+    gpu = hardware.advice(hardware.gpu_from_capacity(total / 1024**3))
+    if free is None or mine is None:
+        return gpu  # the GPU is known, who holds its memory is not
     others = max(total - free - mine, 0.0)
     return {
         "total_gib": gib(total),
@@ -64,6 +70,7 @@ def oom_split(fields: Mapping[str, str]) -> dict[str, str] | None:
         "holder": "others" if others > mine else "self",
         "others_pct": f"{100 * others / total:.0f}",
         "mine_pct": f"{100 * mine / total:.0f}",
+        **gpu,
     }
 
 
@@ -568,19 +575,20 @@ def nccl_timeout(view: View) -> str:
 def cuda_oom(view: View) -> str:
     tried = view.get("tried", "memory")
     split = oom_split(view.fields)
-    if split is None:
+    if split is None or "holder" not in split:
+        bigger = (oom_bigger_gpus(split) if split else ", or GPUs with more memory per GPU than the node's (its "
+                  "karpenter.k8s.aws/instance-gpu-memory label)")
         return (
-            f"CUDA ran out of GPU memory while allocating {tried}. The message carries no allocator figures; run "
-            "nvidia-smi on the node to see which processes hold the GPU, then reduce the per-GPU footprint (smaller "
-            "micro-batch, activation checkpointing, ZeRO-3 with CPU offload) or use GPUs with more memory."
+            f"CUDA ran out of GPU memory while allocating {tried}. The message does not say how much this process "
+            "holds; run nvidia-smi on the node to see which processes hold the GPU, then reduce the per-GPU "
+            f"footprint (smaller micro-batch, activation checkpointing, ZeRO-3 with CPU offload){bigger}."
         )
     mine = view.get("process") or f"{view.get('reserved_total')} (reserved by PyTorch)"
     head = (
         f"GPU {view.get('gpu', '?')} has {view.get('total')} in total and only {view.get('free')} was free when "
         f"{tried} was requested; this process held {mine}, {split['mine_pct']}% of the GPU."
     )
-    total = size_bytes(view.get("total"))
-    bigger = f" instead of this {view.get('total')} one" if total and total < 70 * 1024**3 else ""
+    bigger = oom_bigger_gpus(split)
     if split["holder"] == "others":
         others = f" ({view.get('other_processes')})" if view.get("other_processes") else ""
         return head + (
@@ -588,15 +596,26 @@ def cuda_oom(view: View) -> str:
             f"{others}: the model is not simply too big for this process. Check that ranks do not share one GPU "
             "(nproc_per_node vs the GPUs the pod requested, CUDA_VISIBLE_DEVICES, LOCAL_RANK used for "
             "torch.cuda.set_device) and that no leftover process from a previous attempt still runs. Then lower the "
-            "peak: ZeRO-3 with CPU offload of parameters and optimizer, a smaller micro-batch, activation "
-            f"checkpointing, or 80 GB GPUs (p4de / p5){bigger}."
+            f"peak: ZeRO-3 with CPU offload of parameters and optimizer, a smaller micro-batch, activation "
+            f"checkpointing{bigger}."
         )
     return head + (
         " This process holds most of the memory: the model, optimizer state and activations do not fit this GPU. "
         "Use ZeRO-3 with CPU offload of parameters and optimizer, a smaller micro-batch with gradient accumulation, "
-        "activation checkpointing, PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True against fragmentation, or 80 GB "
-        f"GPUs (p4de / p5){bigger}."
+        "activation checkpointing, PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True against fragmentation"
+        f"{bigger}."
     )
+
+
+def oom_bigger_gpus(advice: Mapping) -> str:
+    """", or GPUs with more memory each: ..." for the GPU the job has; never that GPU again, and nothing
+    at the top of the range, where sharding and offload are the only way."""
+    steps = list(advice.get("bigger") or ())
+    here = f" than this {advice['gpu_label']}" if advice.get("gpu_label") else ""
+    if not steps:
+        return (f"; no AWS GPU has more memory{here}, so shard the model (ZeRO-3 / FSDP across more GPUs, tensor "
+                "or pipeline parallelism) or offload")
+    return f", or GPUs with more memory each{here}: {' or '.join(steps)}"
 
 
 def memory_pressure(view: View) -> str:

@@ -6,9 +6,14 @@ findings. A reader looks only at text that has its document's markers, so other 
 """
 from __future__ import annotations
 
+from playbooks.documents import describe_node, nvidia_smi_q
 from playbooks.signatures.model import Signal
 
-READERS: tuple = ()  # each: (markers: tuple[str, ...], read(text, source) -> list[Signal])
+# each: (markers: tuple[str, ...], read(text, source) -> list[Signal])
+READERS: tuple = (
+    (describe_node.MARKERS, describe_node.read),
+    (nvidia_smi_q.MARKERS, nvidia_smi_q.read),
+)
 
 
 def signals(text: str, *, source: str) -> list[Signal]:

@@ -1,4 +1,12 @@
-"""GPU devices: kubelet allocation failures, NVIDIA device plugin health, driver Xid reports."""
+"""GPU devices: kubelet allocation failures, NVIDIA device plugin health, driver Xid reports.
+
+Device plugin wording is that of NVIDIA/k8s-device-plugin v0.14 to v0.20 (``internal/rm/health.go``,
+``internal/plugin/server.go``, ``internal/plugin/factory.go``, ``cmd/nvidia-device-plugin/main.go``); the
+GPU Operator deploys the same binary (``nvidia-device-plugin-daemonset`` in the ``gpu-operator``
+namespace), and its validator (NVIDIA/gpu-operator ``cmd/nvidia-validator/main.go``) adds
+``GPU resources are not discovered by the node``. Rules: kubelet.no_healthy_devices,
+device_plugin.xid_unhealthy, nvrm.xid, nvrm.fallen_off_bus, device_plugin.no_nvml.
+"""
 from __future__ import annotations
 
 import re
@@ -16,7 +24,7 @@ CODE_XIDS = frozenset({13, 31, 43})
 HARDWARE_XIDS = frozenset({48, 63, 64, 74, 79, 92, 94, 95, 119, 120, 140})
 
 
-def _xid(fields: dict[str, str], text: str) -> Verdict:
+def xid_verdict(fields: dict[str, str], text: str) -> Verdict:
     xid = int(fields.get("xid", "0"))
     if xid in CODE_XIDS:
         return Verdict(code="training.code_error", severity="warning", confidence="medium",
@@ -42,6 +50,35 @@ def _plugin_marked(fields: dict[str, str], text: str) -> Verdict:
     return Verdict()
 
 
+# NVML's reasons (nvmlErrorString, or go-nvml's ERROR_* names when the library is not loaded) that mean the
+# node's driver stack is unusable for the plugin, against those that point at a GPU.
+_NVML_NOT_LOADED = ("ERROR_LIBRARY_NOT_FOUND", "ERROR_DRIVER_NOT_LOADED", "Driver Not Loaded", "could not load NVML", "NVML Shared Library Not Found")
+_NVML_MISMATCH = ("Driver/library version mismatch", "ERROR_LIB_RM_VERSION_MISMATCH")
+_NVML_LOST = ("GPU is lost", "ERROR_GPU_IS_LOST")
+_NVML_UNKNOWN = ("Unknown Error", "ERROR_UNKNOWN")
+
+
+def nvml_verdict(fields: dict[str, str], text: str) -> Verdict:
+    """What an NVML initialisation failure says: no driver for the plugin, a stale driver, or a lost GPU."""
+    if "No devices found" in text:
+        return Verdict(confidence="high")
+    if any(s in text for s in _NVML_LOST):
+        return Verdict(code="gpu.unhealthy_device", confidence="high", title="NVML reports a GPU is lost: the GPU dropped off (Xid 79 class); replace the node")
+    if any(s in text for s in _NVML_MISMATCH):
+        return Verdict(confidence="high",
+                       title="NVML: driver/library version mismatch: the NVIDIA driver was updated without a reboot; no GPU is usable until the node reboots or is replaced")
+    if any(s in text for s in _NVML_UNKNOWN):
+        # In a container this is mostly the GPU device cgroup rules being reset under a running container
+        # (NVIDIA/nvidia-container-toolkit#48); on the host, a failing GPU. The text cannot tell which.
+        return Verdict(code="gpu.unhealthy_device", severity="warning", confidence="low",
+                       title="NVML failed with Unknown Error: the container lost access to its GPUs or a GPU is failing")
+    if any(s in text for s in _NVML_NOT_LOADED):
+        return Verdict(confidence="high", title="NVIDIA device plugin cannot load NVML (no driver or NVIDIA runtime in its container): the node advertises no nvidia.com/gpu")
+    if "GPU resources are not discovered" in text:
+        return Verdict(title="GPU Operator validator: the node never advertised nvidia.com/gpu (device plugin not registered)")
+    return Verdict()
+
+
 RULES: tuple[Rule, ...] = (
     Rule(
         name="kubelet.no_healthy_devices",
@@ -61,14 +98,20 @@ RULES: tuple[Rule, ...] = (
         severity="error",
         confidence="high",
         title="NVIDIA device plugin marked GPU[ {device}] unhealthy[ after Xid {xid}]",
-        keywords=("marking device as unhealthy", "device marked unhealthy", "Marking all devices as unhealthy", "Marking it unhealthy", "marking it unhealthy"),
+        # health.go: "XidCriticalError: Xid=%d on Device=%s; marking device as unhealthy.", "unable to get device
+        # handle from UUID: %v; marking it as unhealthy", "Marking device %v as unhealthy: %v" (too old for
+        # health checks), "...; Marking all devices as unhealthy"; server.go: "'%s' device marked unhealthy: %s".
+        keywords=("marking device as unhealthy", "device marked unhealthy", "Marking all devices as unhealthy", "Marking it unhealthy",
+                  "marking it unhealthy", "marking it as unhealthy", "Marking device "),
+        pattern=re.compile(r"unhealthy", re.IGNORECASE),
         extract=(
             re.compile(r"Xid=(?P<xid>\d+)"),
             re.compile(r"(?P<device>GPU-[0-9a-fA-F-]{4,}|MIG-[0-9a-fA-F-]{4,})"),
             re.compile(r"'(?P<resource>[a-z0-9.-]+/[a-z0-9.-]+)' device marked unhealthy"),
+            re.compile(r"(?P<installer>gpu-operator)"),
         ),
         refine=_plugin_marked,
-        fields_doc="xid, device (GPU-uuid), resource",
+        fields_doc="xid, device (GPU-uuid), resource, installer (gpu-operator when the line names it)",
         example="I0810 15:36:05.551834 1 health.go:169] XidCriticalError: Xid=48 on Device=GPU-455e672a-1f0c-4d1b-9a7e-0c3b5d2e6f70; marking device as unhealthy.",
     ),
     Rule(
@@ -79,9 +122,25 @@ RULES: tuple[Rule, ...] = (
         title="GPU hardware fault: Xid {xid} on PCI {pci}",
         keywords=("NVRM: Xid",),
         pattern=re.compile(r"NVRM: Xid \(PCI:(?P<pci>[0-9a-fA-F:.]{4,20})\): (?P<xid>\d+),(?: pid=(?P<pid>[^,\s]{0,40}),)?(?: name=[^,]{0,100},)?\s*(?P<description>[^\n]{0,200})"),
-        refine=_xid,
+        refine=xid_verdict,
         fields_doc="xid, pci, pid, description",
         example="NVRM: Xid (PCI:0000:10:1c): 79, pid=1234, GPU has fallen off the bus.",
+    ),
+    Rule(
+        name="nvrm.fallen_off_bus",
+        code="gpu.xid_error",
+        severity="critical",
+        confidence="high",
+        title="GPU[ {pci}] has fallen off the bus (Xid 79): the GPU is gone until the instance is replaced",
+        # NVRM's line without the Xid prefix (open-gpu-kernel-modules: NV_DEV_PRINTF(..., "GPU has fallen off
+        # the bus.\n"), printed as "NVRM: GPU 0000:53:00.0: ...") and the 570-series probe wording "NVRM: fallen
+        # off the bus and is not responding to commands." (NVIDIA/NVSentinel#155). The Xid line belongs to nvrm.xid.
+        keywords=("GPU has fallen off the bus", "fallen off the bus and is not responding"),
+        extract=(re.compile(r"GPU (?P<pci>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d)"),),
+        unless=("NVRM: Xid",),
+        refine=lambda f, t: Verdict(fields={"xid": "79"}),
+        fields_doc="pci, xid (79)",
+        example="[ 8712.331102] NVRM: GPU 0000:53:00.0: GPU has fallen off the bus.",
     ),
     Rule(
         name="device_plugin.no_nvml",
@@ -89,10 +148,20 @@ RULES: tuple[Rule, ...] = (
         severity="error",
         confidence="medium",
         title="NVIDIA device plugin found no GPUs (NVML unavailable): the node advertises no nvidia.com/gpu",
-        keywords=("Incompatible strategy detected", "Incompatible platform detected", "No devices found. Waiting indefinitely", "could not load NVML library"),
-        extract=(re.compile(r"(?P<detail>Incompatible strategy detected \w+|Incompatible platform detected|No devices found|could not load NVML library[^,]{0,120})"),),
-        refine=lambda f, t: Verdict(confidence="high") if "No devices found" in t else Verdict(),
-        fields_doc="detail",
+        # factory.go: "Failed to initialize NVML: %v." then, without failOnInitError, "nvml init failed: %v";
+        # go-nvlib: "could not load NVML library: %v"; main.go: "No devices found. Waiting indefinitely.";
+        # gpu-operator validator: "GPU resources are not discovered by the node". nvidia-smi prints the same
+        # "Failed to initialize NVML: <reason>" with NVML's own strings.
+        keywords=("Incompatible strategy detected", "Incompatible platform detected", "No devices found. Waiting indefinitely",
+                  "could not load NVML library", "Failed to initialize NVML", "nvml init failed", "GPU resources are not discovered by the node"),
+        extract=(
+            re.compile(r"(?P<detail>Incompatible strategy detected \w+|Incompatible platform detected|No devices found|could not load NVML library[^,]{0,120}|GPU resources are not discovered by the node)"),
+            re.compile(r"(?:Failed to initialize NVML|nvml init failed): (?P<nvml_error>[^.\n]{1,120})"),
+            re.compile(r"(?P<installer>gpu-operator)"),
+        ),
+        unless=("GPU resources are not yet discovered",),
+        refine=nvml_verdict,
+        fields_doc="detail, nvml_error (NVML's reason), installer (gpu-operator when the line names it)",
         example="E1119 17:44:43.345466       1 factory.go:112] Incompatible strategy detected auto",
     ),
 )

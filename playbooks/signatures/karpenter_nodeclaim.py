@@ -34,8 +34,17 @@ _DESCRIBE_REASON = re.compile(r"^\s*Reason:\s+(?P<reason>[A-Z][A-Za-z]{1,80})\s*
 _EC2_OWNED = (
     "InsufficientInstanceCapacity", "insufficient capacity", "UnfulfillableCapacity", "ReservationCapacityExceeded",
     "VcpuLimitExceeded", "MaxSpotInstanceCountExceeded", "MaxFleetCountExceeded", "InsufficientFreeAddressesInSubnet",
-    "not supported in your requested Availability Zone", "no subnets", "do not have sufficient",
+    "not supported in your requested Availability Zone", "no subnets", "do not have sufficient", "InstanceLimitExceeded",
+    "InsufficientHostCapacity", "InsufficientReservedInstanceCapacity",
 )
+# EC2 API error codes (docs.aws.amazon.com/AWSEC2/latest/APIReference/errors-overview.html) by what they
+# mean for a launch. Karpenter (aws/karpenter-provider-aws pkg/errors/errors.go) files several of them
+# under "insufficient capacity" (InsufficientCapacityError) although they are quotas or subnets; EKS node
+# groups / Auto Scaling print "Could not launch On-Demand Instances. <Code> - <message>".
+_CAPACITY_CODES = ("InsufficientInstanceCapacity", "UnfulfillableCapacity", "ReservationCapacityExceeded",
+                   "InsufficientHostCapacity", "InsufficientReservedInstanceCapacity")
+_QUOTA_CODES = ("VcpuLimitExceeded", "MaxSpotInstanceCountExceeded", "MaxFleetCountExceeded", "InstanceLimitExceeded",
+                "MaxSpotFleetRequestCountExceeded")
 
 
 # The condition a reason belongs to, for describe output where the Type: line is separate.
@@ -122,12 +131,26 @@ def _nodeclaim_condition(fields: dict[str, str], text: str) -> Verdict | None:
 def _ice(fields: dict[str, str], text: str) -> Verdict | None:
     # Karpenter files quota, subnet and Unsupported launch errors under "insufficient capacity" as well;
     # their own rules own those lines unless a real capacity error is named too.
-    not_capacity = ("VcpuLimitExceeded", "MaxSpotInstanceCountExceeded", "MaxFleetCountExceeded", "vCPU limit",
-                    "InsufficientFreeAddressesInSubnet", "not supported in your requested Availability Zone")
-    real = ("InsufficientInstanceCapacity", "do not have sufficient", "UnfulfillableCapacity", "ReservationCapacityExceeded")
+    not_capacity = (*_QUOTA_CODES, "vCPU limit", "InsufficientFreeAddressesInSubnet", "not supported in your requested Availability Zone")
+    real = (*_CAPACITY_CODES, "do not have sufficient")
     if any(c in text for c in not_capacity) and not any(c in text for c in real):
         return None
     return Verdict()
+
+
+# The EC2 message without its code, as Auto Scaling activities and consoles print it.
+_QUOTA_MESSAGES = (
+    ("current vCPU limit", "VcpuLimitExceeded"),
+    ("current instance limit", "InstanceLimitExceeded"),
+    ("Max spot instance count exceeded", "MaxSpotInstanceCountExceeded"),
+)
+
+
+def _quota(fields: dict[str, str], text: str) -> Verdict:
+    if "error_code" in fields:
+        return Verdict()
+    code = next((code for message, code in _QUOTA_MESSAGES if message in text), "")
+    return Verdict(fields={"error_code": code} if code else {})
 
 
 def _registration(fields: dict[str, str], text: str) -> Verdict | None:
@@ -142,6 +165,10 @@ def _registration(fields: dict[str, str], text: str) -> Verdict | None:
     if "Unable to register node" in text:
         if "Unauthorized" in text or "Forbidden" in text or "forbidden" in text:
             return Verdict(severity="error", confidence="high", title="kubelet cannot register the node: API server says Unauthorized (node role not mapped)")
+        # kubelet_node_status.go registerWithAPIServer: err= is the client error; a dial error means the
+        # node cannot reach the endpoint at all (private endpoint access, security group, DNS).
+        if any(dial in text for dial in ("connection refused", "i/o timeout", "no such host", "TLS handshake timeout", "context deadline exceeded")):
+            return Verdict(severity="error", confidence="medium", title="kubelet cannot reach the API server to register the node (network path to the EKS endpoint)")
         return Verdict(severity="warning", confidence="low", title="kubelet could not register the node with the API server (yet)")
     return Verdict()
 
@@ -226,15 +253,16 @@ RULES: tuple[Rule, ...] = (
         severity="error",
         confidence="high",
         title="EC2 has no capacity[ for {instance_type}][ in {zone}] right now",
-        keywords=("InsufficientInstanceCapacity", "insufficient capacity", "InsufficientCapacityError", "do not have sufficient", "UnfulfillableCapacity", "ReservationCapacityExceeded"),
+        keywords=("insufficient capacity", "InsufficientCapacityError", "do not have sufficient", *_CAPACITY_CODES),
         extract=(
-            re.compile(r"(?P<error_code>InsufficientInstanceCapacity|UnfulfillableCapacity|ReservationCapacityExceeded)"),
+            re.compile(r"(?P<error_code>" + "|".join(_CAPACITY_CODES) + ")"),
             re.compile(r"sufficient (?P<instance_type>[a-z0-9-]{1,20}\.[a-z0-9-]{1,20}) capacity"),
             re.compile(r"Availability Zone you requested \((?P<zone>[a-z0-9-]{1,30})\)"),
+            re.compile(r"capacity by not specifying an Availability Zone in your request or choosing (?P<alternatives>[a-z0-9-]{1,30}(?:, [a-z0-9-]{1,30}){0,8})"),
             re.compile(r"NodeClaim (?P<nodeclaim>[a-z0-9][a-z0-9-]{0,240}-[a-z0-9]{5})\b"),
         ),
         refine=_ice,
-        fields_doc="error_code, instance_type, zone, nodeclaim",
+        fields_doc="error_code, instance_type, zone, alternatives (zones EC2 says have capacity), nodeclaim",
         example="NodeClaim gpu-x8k2p event: creating instance, insufficient capacity, with fleet error(s), InsufficientInstanceCapacity: We currently do not have sufficient p5.48xlarge capacity in the Availability Zone you requested (us-east-2a).",
     ),
     Rule(
@@ -258,12 +286,14 @@ RULES: tuple[Rule, ...] = (
         severity="error",
         confidence="high",
         title="EC2 account quota blocks the launch[ ({error_code})]",
-        keywords=("VcpuLimitExceeded", "MaxSpotInstanceCountExceeded", "MaxFleetCountExceeded", "current vCPU limit", "Max spot instance count exceeded"),
+        keywords=(*_QUOTA_CODES, "current vCPU limit", "Max spot instance count exceeded", "current instance limit"),
         extract=(
-            re.compile(r"(?P<error_code>VcpuLimitExceeded|MaxSpotInstanceCountExceeded|MaxFleetCountExceeded)"),
+            re.compile(r"(?P<error_code>" + "|".join(_QUOTA_CODES) + r")\b"),
             re.compile(r"current vCPU limit of (?P<limit>\d+)"),
+            re.compile(r"current instance limit of (?P<instance_limit>\d+)"),
         ),
-        fields_doc="error_code, limit (vCPU)",
+        refine=_quota,
+        fields_doc="error_code, limit (vCPU), instance_limit (instances of the type)",
         example="creating instance, insufficient capacity, with fleet error(s), VcpuLimitExceeded: You have requested more vCPU capacity than your current vCPU limit of 0 allows for the instance bucket that the specified instance type belongs to.",
     ),
     Rule(

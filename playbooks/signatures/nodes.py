@@ -1,4 +1,13 @@
-"""Nodes and images: NotReady causes (CNI / IAM, kubelet), and slow image pulls."""
+"""Nodes and images: NotReady causes (CNI / IAM, kubelet), pod IP exhaustion, EKS node group health, slow image pulls.
+
+Rules defined here beyond the catalogue's table: ``kubelet.node_status_update`` (kubernetes/kubernetes
+pkg/kubelet/kubelet_node_status.go ``"Unable to update node status" err="update node status exceeds retry
+count"`` and ``"Error updating node status, will retry"``), ``cni.pod_ip_unavailable`` (aws/amazon-vpc-cni-k8s:
+the CNI plugin's ``add cmd: failed to assign an IP address to container`` in a FailedCreatePodSandBox
+event, ipamd datastore ``no available IP/Prefix addresses``) and ``nodegroup.health_issue`` (EKS managed
+node group health issue codes, botocore eks ``NodegroupIssueCode``: AsgInstanceLaunchFailures,
+InsufficientFreeAddresses, NodeCreationFailure, Ec2SubnetNotFound, Ec2SubnetInvalidConfiguration).
+"""
 from __future__ import annotations
 
 import re
@@ -38,7 +47,74 @@ def _pressure(fields: dict[str, str], text: str) -> Verdict:
     return Verdict(title="Node[ {node}] reports {condition}")
 
 
+# An EC2 code in the same line is read by the ec2.* rules (karpenter_nodeclaim.py), which name it.
+_EC2_CODES = (
+    "InsufficientInstanceCapacity", "UnfulfillableCapacity", "InsufficientHostCapacity", "VcpuLimitExceeded",
+    "MaxSpotInstanceCountExceeded", "InstanceLimitExceeded", "InsufficientFreeAddressesInSubnet",
+    "not supported in your requested Availability Zone", "do not have sufficient",
+)
+_NODEGROUP_ISSUES = {
+    "InsufficientFreeAddresses": ("karpenter.subnet_problem", "error", "high", "EKS node group: its subnets have no free IP addresses for new nodes (InsufficientFreeAddresses)"),
+    "Ec2SubnetNotFound": ("karpenter.subnet_problem", "error", "high", "EKS node group: a subnet it launches into no longer exists (Ec2SubnetNotFound)"),
+    "Ec2SubnetInvalidConfiguration": ("karpenter.subnet_problem", "error", "medium", "EKS node group: a subnet does not auto-assign public IPs to its nodes (Ec2SubnetInvalidConfiguration)"),
+    "NodeCreationFailure": ("karpenter.node_registration_failed", "error", "medium", "EKS node group: launched instances cannot join the cluster (NodeCreationFailure: node IAM role or outbound access)"),
+    # Alone (describe-nodegroup prints the message on the next line) the code does not say why: capacity is
+    # the usual cause for GPU types, but KMS keys, AMIs and quotas fail the same way.
+    "AsgInstanceLaunchFailures": ("karpenter.insufficient_capacity", "warning", "low", "EKS node group: its Auto Scaling group keeps failing to launch instances (AsgInstanceLaunchFailures; the cause is in the ASG activity)"),
+}
+
+
+def _nodegroup_issue(fields: dict[str, str], text: str) -> Verdict | None:
+    issue = fields["issue"]
+    if issue == "AsgInstanceLaunchFailures" and any(code in text for code in _EC2_CODES):
+        return None  # the ec2.* rule names the launch error itself
+    code, severity, confidence, title = _NODEGROUP_ISSUES[issue]
+    return Verdict(code=code, severity=severity, confidence=confidence, title=title, fields={"problem": issue})
+
+
+def _status_update(fields: dict[str, str], text: str) -> Verdict:
+    if "exceeds retry count" in text:
+        return Verdict()
+    # A single retried update is an API server blip; the retry-count error is what persists.
+    return Verdict(severity="info", confidence="low", title="kubelet: a node status update failed and will be retried")
+
+
 RULES: tuple[Rule, ...] = (
+    Rule(
+        name="kubelet.node_status_update",
+        code="node.not_ready",
+        severity="warning",
+        confidence="medium",
+        title="kubelet cannot update its node status: the node will go NotReady (the API server is unreachable from it)",
+        keywords=("Unable to update node status", "Error updating node status"),
+        extract=(re.compile(r'err="(?P<error>[^"]{1,300})'),),
+        refine=_status_update,
+        fields_doc="error (kubelet err=)",
+        example='E0429 12:22:18.192118  155021 kubelet_node_status.go:527] "Unable to update node status" err="update node status exceeds retry count"',
+    ),
+    Rule(
+        name="cni.pod_ip_unavailable",
+        code="karpenter.subnet_problem",
+        severity="error",
+        confidence="low",
+        title="VPC CNI could not give the pod an IP address: the subnet (or the node's IP pool) is exhausted",
+        keywords=("failed to assign an IP address to container", "no available IP/Prefix addresses"),
+        refine=lambda f, t: Verdict(fields={"problem": "no pod IP address"}),
+        fields_doc="problem (no pod IP address)",
+        example='Warning  FailedCreatePodSandBox  23m  kubelet  Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network for sandbox "14bffa7734d01abd808dead23744386135518961ab240ba48b88a9e269398126": plugin type="aws-cni" name="aws-cni" failed (add): add cmd: failed to assign an IP address to container',
+    ),
+    Rule(
+        name="nodegroup.health_issue",
+        code="karpenter.insufficient_capacity",
+        severity="error",
+        confidence="low",
+        title="EKS node group health issue {issue}",
+        keywords=tuple(_NODEGROUP_ISSUES),
+        pattern=re.compile(r"\b(?P<issue>" + "|".join(_NODEGROUP_ISSUES) + r")\b"),
+        refine=_nodegroup_issue,
+        fields_doc="issue (node group issue code), problem",
+        example='            "code": "InsufficientFreeAddresses", "message": "One or more of the subnets associated with your managed node group does not have enough available IP addresses for new nodes.",',
+    ),
     Rule(
         name="kubelet.image_pulled",
         code="image.slow_pull",

@@ -5,6 +5,32 @@ libfabric EFA error numbers (prov/efa/src/efa_errno.h): a peer that vanished sho
 (connection previously established)", 13 "Unresponsive remote (was previously responsive)" or 8
 "Connection was reset by remote peer". 15 "Unreachable remote (never received a response)" is
 usually security groups or subnets. Anything else is treated as an EFA network problem.
+
+NCCL result codes as ``ncclGetErrorString`` spells them (NVIDIA/nccl src/init.cc; 2.12 and older without the
+parenthesis) and as PyTorch explains them (pytorch/pytorch torch/csrc/distributed/c10d/NCCLUtils.cpp
+``getNcclErrorDetailStr``, wrapped as ``DistBackendError: NCCL error in: ...ProcessGroupNCCL.cpp:<n>, <string>,
+NCCL version 2.x``):
+- ``remote process exited or there was a network error`` / ``ncclRemoteError`` (2.13+): a peer vanished
+  (rule nccl.remote_error).
+- ``unhandled system error (run with NCCL_DEBUG=INFO for details)`` / ``ncclSystemError: System call (e.g.
+  socket, malloc) or external library call failed or device error.``: a socket, /dev/shm or device call on
+  this host failed; before ncclRemoteError existed a vanished peer also read this way, and PyTorch still
+  says "It can be also caused by unexpected exit of a remote peer". Low confidence; NCCL_DEBUG=INFO names
+  the call (rule nccl.system_error). With "shared memory" in the text it is /dev/shm.
+- ``unhandled cuda error (run with NCCL_DEBUG=INFO for details)`` / ``ncclUnhandledCudaError: Call to CUDA
+  function failed.``: the ``NCCL WARN Cuda failure '<cudaGetErrorString>'`` line before it (src/include/
+  checks.h; ``Cuda failure <n> '<msg>'`` from cudawrap.h for driver calls) says which call. 'out of memory' is
+  an OOM (cuda_oom.py); 'invalid device ordinal', a driver older than the CUDA runtime and missing peer access
+  are the job's set-up (rules nccl.cuda_failure, nccl.unhandled_cuda_error).
+
+Watchdog (pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp, 2.0 to 2.11): ``[PG ID 0 PG GUID
+0(default_pg) Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=.., OpType=ALLREDUCE, ...,
+Timeout(ms)=600000) ran for 600123 milliseconds before timing out.`` (``[Rank 0]`` / ``[PG 0 Rank 0]`` in older
+releases), ``Some NCCL operations have failed or timed out.`` (1.x to 2.1), ``Timeout at NCCL work: N, last
+enqueued NCCL work: N, last completed NCCL work: M.`` (2.2+) (rule nccl.watchdog_timeout); the heartbeat
+monitor (2.2+): ``Heartbeat monitor timed out! Process will be terminated after dumping debug info.`` and
+``ProcessGroupNCCL's watchdog got stuck for 600 seconds without making progress in monitoring enqueued
+collectives.`` (rule nccl.heartbeat_timeout).
 """
 from __future__ import annotations
 
@@ -41,6 +67,32 @@ def _socket(fields: dict[str, str], text: str) -> Verdict:
     if fields.get("problem") in ("Connection refused", "Connection reset by peer"):
         return Verdict(code="nccl.peer_unresponsive", title="NCCL socket to a peer failed ({problem}): the peer may have exited")
     return Verdict()
+
+
+# ``Cuda failure '<msg>'`` messages that come from how the job is set up rather than from the GPU.
+SETUP_CUDA_FAILURES = {
+    "invalid device ordinal": "a rank asked for a GPU the pod does not have (more ranks than visible GPUs)",
+    "CUDA driver version is insufficient for CUDA runtime version": "the image's CUDA runtime is newer than the node's driver",
+    "peer access is not supported between these two devices": "GPU peer-to-peer access is unavailable (try NCCL_P2P_DISABLE=1 or check the instance topology)",
+    "operation not supported": "a CUDA feature NCCL tried (cuMem / NVLS / multicast) is unavailable in this container or driver",
+}
+
+
+def _cuda_failure(fields: dict[str, str], text: str) -> Verdict | None:
+    meaning = SETUP_CUDA_FAILURES.get(fields.get("cuda_error", ""))
+    if meaning is None or "NCCL INFO" in text:
+        return None  # OOM is cuda_oom.py's; a GPU fault or an unknown failure is left to the Xid / other lines
+    return Verdict(fields={"meaning": meaning, "problem": "unhandled cuda error"})
+
+
+def _system_error(fields: dict[str, str], text: str) -> Verdict:
+    if "shared memory" in text or "/dev/shm" in text:
+        return Verdict(
+            code="training.shm_exhausted",
+            confidence="medium",
+            title="NCCL system error creating a shared-memory segment: /dev/shm is likely too small",
+        )
+    return Verdict(fields={"problem": "ncclSystemError"})
 
 
 RULES: tuple[Rule, ...] = (
@@ -86,14 +138,15 @@ RULES: tuple[Rule, ...] = (
         severity="error",
         confidence="low",
         title="NCCL watchdog: collective[ {op}] timed out[ after {timeout_ms} ms][ on rank {rank}]",
-        keywords=("Watchdog caught collective operation timeout", "Some NCCL operations have failed or timed out"),
+        keywords=("Watchdog caught collective operation timeout", "Some NCCL operations have failed or timed out", "Timeout at NCCL work: "),
         extract=(
-            re.compile(r"\[Rank (?P<rank>\d+)\]"),
-            re.compile(r"SeqNum=(?P<seq>\d+)"),
+            re.compile(r"\bRank (?P<rank>\d{1,6})\]"),
+            re.compile(r"SeqNum=(?P<seq>\d+)|Timeout at NCCL work: (?P<seq2>\d{1,12})"),
             re.compile(r"OpType=(?P<op>\w+)"),
             re.compile(r"Timeout\(ms\)=(?P<timeout_ms>\d+)"),
             re.compile(r"ran for (?P<ran_ms>\d+) milliseconds"),
         ),
+        refine=lambda f, t: Verdict(fields={"seq": f.pop("seq2")}) if "seq2" in f else Verdict(),
         fields_doc="rank, seq, op (ALLREDUCE, BROADCAST, ...), timeout_ms, ran_ms",
         example="[rank0]:[E1218 20:27:21.426415540 ProcessGroupNCCL.cpp:629] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=BROADCAST, NumelIn=131072000, NumelOut=131072000, Timeout(ms)=600000) ran for 600081 milliseconds before timing out.",
     ),
@@ -108,5 +161,56 @@ RULES: tuple[Rule, ...] = (
         refine=_socket,
         fields_doc="problem",
         example="ip-10-0-1-5:88:120 [0] NCCL WARN NET/Socket : Connect to 10.0.2.7<43719> failed : No route to host",
+    ),
+    Rule(
+        name="nccl.heartbeat_timeout",
+        code="nccl.timeout",
+        severity="error",
+        confidence="low",
+        title="NCCL heartbeat monitor: the watchdog was stuck[ for {stuck_s} s][ on rank {rank}] (a hung NCCL / CUDA call)",
+        keywords=("Heartbeat monitor timed out", "watchdog got stuck for"),
+        extract=(
+            re.compile(r"\bRank (?P<rank>\d{1,6})\]"),
+            re.compile(r"watchdog got stuck for (?P<stuck_s>\d{1,7}) seconds"),
+        ),
+        fields_doc="rank, stuck_s (seconds without progress)",
+        example="[rank1]:[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank 1] Heartbeat monitor timed out! Process will be terminated after dumping debug info. workMetaList_.size()=103",
+    ),
+    Rule(
+        name="nccl.system_error",
+        code="nccl.peer_unresponsive",
+        severity="error",
+        confidence="low",
+        title="NCCL system call failed (ncclSystemError): usually the network or the host, or a peer that exited; rerun with NCCL_DEBUG=INFO",
+        keywords=("unhandled system error", "ncclSystemError"),
+        extract=(re.compile(r"NCCL version (?P<nccl_version>[\d.]{1,20})"),),
+        refine=_system_error,
+        fields_doc="problem (ncclSystemError), nccl_version",
+        example="torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1691, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.19.3",
+    ),
+    Rule(
+        name="nccl.cuda_failure",
+        code="nccl.invalid_usage",
+        severity="error",
+        confidence="medium",
+        title="NCCL: a CUDA call failed ({cuda_error}): {meaning}",
+        keywords=("Cuda failure ",),
+        pattern=re.compile(r"Cuda failure (?:(?P<cuda_code>\d{1,4}) )?'(?P<cuda_error>[^']{1,120})'"),
+        refine=_cuda_failure,
+        fields_doc="cuda_code, cuda_error, meaning, problem (unhandled cuda error)",
+        example="ip-10-1-77-12:105:180 [1] NCCL WARN Cuda failure 'invalid device ordinal'",
+    ),
+    Rule(
+        name="nccl.unhandled_cuda_error",
+        code="nccl.invalid_usage",
+        severity="error",
+        confidence="low",
+        title="NCCL: a CUDA call failed inside NCCL (ncclUnhandledCudaError): the 'Cuda failure' line before it names the call",
+        keywords=("unhandled cuda error", "ncclUnhandledCudaError"),
+        unless=("out of memory", "Cuda failure "),
+        extract=(re.compile(r"NCCL version (?P<nccl_version>[\d.]{1,20})"),),
+        refine=lambda f, t: Verdict(fields={"problem": "unhandled cuda error"}),
+        fields_doc="problem (unhandled cuda error), nccl_version",
+        example="torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275, unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.20.5",
     ),
 )

@@ -74,7 +74,8 @@ def _nodegroup_issue(fields: dict[str, str], text: str) -> Verdict | None:
 
 def _status_update(fields: dict[str, str], text: str) -> Verdict:
     if "exceeds retry count" in text:
-        return Verdict()
+        # details.not_ready reads a condition; without one it would describe a CNI problem instead.
+        return Verdict(fields={"condition": "kubelet node status updates failing"})
     # A single retried update is an API server blip; the retry-count error is what persists.
     return Verdict(severity="info", confidence="low", title="kubelet: a node status update failed and will be retried")
 
@@ -89,7 +90,7 @@ RULES: tuple[Rule, ...] = (
         keywords=("Unable to update node status", "Error updating node status"),
         extract=(re.compile(r'err="(?P<error>[^"]{1,300})'),),
         refine=_status_update,
-        fields_doc="error (kubelet err=)",
+        fields_doc="error (kubelet err=), condition",
         example='E0429 12:22:18.192118  155021 kubelet_node_status.go:527] "Unable to update node status" err="update node status exceeds retry count"',
     ),
     Rule(

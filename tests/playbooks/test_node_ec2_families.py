@@ -134,6 +134,13 @@ def test_asg_activities_name_quota_and_subnet_not_capacity() -> None:
     assert len(quota.evidence) == 2
 
 
+def test_node_status_failure_is_not_described_as_a_cni_problem() -> None:
+    line = 'E0429 12:22:18.192118  155021 kubelet_node_status.go:527] "Unable to update node status" err="update node status exceeds retry count"'
+    (finding,) = explain_text(line).findings
+    assert finding.code == "node.not_ready"
+    assert "CNI" not in finding.detail and "status updates failing" in finding.detail
+
+
 def test_kubelet_unauthorized_registration_stays_high_confidence() -> None:
     line = 'E0101 12:01:07.300000 2201 kubelet_node_status.go:99] "Unable to register node with API server" err="Unauthorized" node="ip-10-0-5-89.ec2.internal"'
     assert found(line) == [("karpenter.node_registration_failed", "error", "high")]

@@ -262,7 +262,10 @@ def _fleet(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _explain(args: argparse.Namespace, settings: Settings) -> int:
-    from bot.service import DiagnosisService
+    # Only what reading text needs: no Kubernetes client, boto3 or simulator (seconds of imports), so
+    # `gpubot explain` can sit in a pipe.
+    from bot.textinput import decode_log
+    from playbooks.explain import explain_text
 
     if args.file == "-":
         data = sys.stdin.buffer.read(settings.explain_max_bytes + 1)
@@ -277,7 +280,7 @@ def _explain(args: argparse.Namespace, settings: Settings) -> int:
         except OSError as exc:
             raise UserError(f"cannot read {args.file}: {exc.strerror}") from None
         source = path.name
-    diagnosis = DiagnosisService(settings).explain(data, source=source)
+    diagnosis = explain_text(decode_log(data, max_bytes=settings.explain_max_bytes), source=source)
     _print(diagnosis, as_json=args.json)
     return EXIT_OK
 

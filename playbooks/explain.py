@@ -17,8 +17,9 @@ from playbooks.codes import CRASH_CAUSES, precedence
 from playbooks.fixes import TEMPLATE_DIR, render_fix
 from playbooks.model import CONFIDENCES, SEVERITIES, Diagnosis, Evidence, Finding, Target
 from playbooks.redact import redact_diagnosis
-from playbooks.signatures import Signal, iter_lines, scan_line
-from playbooks.signatures.catalogue import MAX_LINE_CHARS
+from playbooks.signatures import Signal, scan_line
+from playbooks.signatures.catalogue import KEYWORDS, MAX_LINE_CHARS
+from playbooks.signatures.prefilter import Prefilter
 from playbooks.signatures.details import View, describe, oom_split
 
 MAX_EVIDENCE = 5
@@ -26,6 +27,11 @@ MAX_VALUES = 8
 _NOMINATED = "Pod should schedule on"
 _DIST_CONTEXT = ("init_process_group", "TCPStore", "rendezvous", "MASTER_ADDR", "c10d")
 _FAILED_SCHEDULING = ("FailedScheduling", "Unschedulable", "nodes are available")
+
+
+@lru_cache(maxsize=1)
+def _prefilter() -> Prefilter:
+    return Prefilter((*KEYWORDS, _NOMINATED, *_DIST_CONTEXT, *_FAILED_SCHEDULING, *_AffinitySpec.MARKERS))
 
 
 def _any_in(markers: tuple[str, ...], line: str) -> bool:
@@ -65,6 +71,10 @@ class _AffinitySpec:
     lines: list[tuple[int, str]] = field(default_factory=list)
     stage: int = 0  # 0: nothing, 1: "Pod Affinity:" seen, 2: "Required During Scheduling" seen, 3: hostname key
     last: int = 0
+
+    # Every line this state machine reads holds one of these ("ffinity" gates it in _Scan.feed).
+    MARKERS = ("ffinity", "Pod Affinity:", "podAffinity:", "Required During Scheduling", "requiredDuringScheduling",
+               "kubernetes.io/hostname")
 
     def feed(self, lineno: int, line: str) -> None:
         if self.stage == 3:
@@ -119,8 +129,11 @@ class _Scan:
 def explain_text(text: str, *, source: str = "pasted text") -> Diagnosis:
     """One Finding per problem code found in text, most likely root cause first."""
     scan = _Scan(source)
-    for lineno, line in enumerate(iter_lines(text), start=1):
+    # Only lines holding a keyword of some rule or context marker can change the outcome: one pass
+    # over the whole buffer finds them (playbooks/signatures/prefilter.py).
+    for lineno, line in _prefilter().lines(text):
         scan.feed(lineno, line)
+    scan.lines = _prefilter().line_count(text)
     for signal in documents.signals(text, source=source):
         scan.add(signal)
     return _diagnosis(scan)

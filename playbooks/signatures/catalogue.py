@@ -119,6 +119,7 @@ from playbooks.signatures import (
     scheduling, shm, training, training_code,
 )
 from playbooks.signatures.model import Hit, Rule, Signal, trim
+from playbooks.signatures.prefilter import anchors
 
 MAX_LINE_CHARS = 64 * 1024
 
@@ -179,27 +180,8 @@ def _index(units: tuple[_Unit, ...]) -> tuple[tuple[str, ...], dict[str, tuple[i
     return tuple(owners), {k: tuple(v) for k, v in owners.items()}
 
 
-def _anchors(keywords: tuple[str, ...], size: int = 5) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """A few short substrings that together occur in every keyword (greedy set cover).
-
-    Checking ~45 anchors per line instead of ~125 keywords is the whole prefilter for most lines;
-    only the keywords of an anchor that occurs are then checked.
-    """
-    candidates: dict[str, set[str]] = {}
-    for keyword in keywords:
-        parts = [keyword] if len(keyword) <= size else [keyword[i : i + size] for i in range(len(keyword) - size + 1)]
-        for part in parts:
-            candidates.setdefault(part, set()).add(keyword)
-    left, chosen = set(keywords), []
-    while left:
-        best = max(candidates, key=lambda part: len(candidates[part] & left))
-        chosen.append((best, tuple(k for k in keywords if k in candidates[best] & left)))
-        left -= candidates[best]
-    return tuple(chosen)
-
-
 KEYWORDS, _OWNERS = _index(_UNITS)
-_ANCHORS = _anchors(KEYWORDS)
+_ANCHORS = anchors(KEYWORDS)
 
 
 def _units_for(text: str) -> list[int]:

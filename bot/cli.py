@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 from bot.errors import GpubotError, UserError
-from bot.intent import parse_question
 from bot.render import json_out, terminal
 from bot.settings import Settings, SettingsError, load_settings
 
@@ -212,6 +211,7 @@ def _record(store, diagnosis) -> None:
 
 def _ask(args: argparse.Namespace, settings: Settings) -> int:
     from bot.errors import NotFoundError
+    from bot.intent import parse_question
     from bot.service import DiagnosisService
 
     intent = parse_question(args.question)

@@ -105,7 +105,7 @@ class _Scan:
     failed_scheduling: bool = False
     affinity: _AffinitySpec = field(default_factory=_AffinitySpec)
 
-    def feed(self, lineno: int, line: str) -> None:
+    def feed(self, lineno: int, line: str, keywords: tuple[str, ...] | None = None) -> None:
         line = line[:MAX_LINE_CHARS]
         self.lines = lineno
         if _NOMINATED in line:
@@ -116,7 +116,7 @@ class _Scan:
             self.affinity.feed(lineno, line)
         if not self.failed_scheduling and _any_in(_FAILED_SCHEDULING, line):
             self.failed_scheduling = True
-        for signal in scan_line(line, source=self.source, lineno=lineno):
+        for signal in scan_line(line, source=self.source, lineno=lineno, keywords=keywords):
             self.add(signal)
 
     def add(self, signal: Signal) -> None:
@@ -131,8 +131,8 @@ def explain_text(text: str, *, source: str = "pasted text") -> Diagnosis:
     scan = _Scan(source)
     # Only lines holding a keyword of some rule or context marker can change the outcome: one pass
     # over the whole buffer finds them (playbooks/signatures/prefilter.py).
-    for lineno, line in _prefilter().lines(text):
-        scan.feed(lineno, line)
+    for lineno, line, words in _prefilter().lines(text):
+        scan.feed(lineno, line, words)
     scan.lines = _prefilter().line_count(text)
     for signal in documents.signals(text, source=source):
         scan.add(signal)

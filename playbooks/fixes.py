@@ -9,33 +9,47 @@ import json
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
-
-import jinja2
-import yaml
+from typing import TYPE_CHECKING, Any
 
 from playbooks.model import Fix
+
+if TYPE_CHECKING:
+    import jinja2
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 _SUMMARY = re.compile(r"^\{#\s*summary:\s*(?P<summary>.*?)\s*#\}\s*\n", re.S)
 _LANGUAGES = {".yaml": "yaml", ".json": "json", ".sh": "shell", ".txt": "text"}
 
 
-class _PlainDumper(yaml.SafeDumper):
-    """No &anchors / *aliases: a snippet that repeats a block (Master and Worker) spells it out twice."""
+# Jinja2 and PyYAML are imported when the first fix is rendered, not with this module: `gpubot explain`
+# on a paste with nothing to fix starts that much sooner.
 
-    def ignore_aliases(self, data: Any) -> bool:
-        return True
+
+@lru_cache(maxsize=1)
+def _plain_dumper() -> type:
+    import yaml
+
+    class PlainDumper(yaml.SafeDumper):
+        """No &anchors / *aliases: a snippet that repeats a block (Master and Worker) spells it out twice."""
+
+        def ignore_aliases(self, data: Any) -> bool:
+            return True
+
+    return PlainDumper
 
 
 def _to_yaml(value: Any, indent: int = 0) -> str:
-    text = yaml.dump(value, Dumper=_PlainDumper, default_flow_style=False, sort_keys=False).rstrip("\n")
+    import yaml
+
+    text = yaml.dump(value, Dumper=_plain_dumper(), default_flow_style=False, sort_keys=False).rstrip("\n")
     pad = " " * indent
     return "\n".join(pad + line if i else line for i, line in enumerate(text.splitlines()))
 
 
 @lru_cache(maxsize=1)
-def environment() -> jinja2.Environment:
+def environment() -> "jinja2.Environment":
+    import jinja2
+
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATE_DIR)),
         undefined=jinja2.StrictUndefined,

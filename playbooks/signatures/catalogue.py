@@ -112,6 +112,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from types import MappingProxyType
 
 from playbooks.signatures import (
@@ -181,11 +182,18 @@ def _index(units: tuple[_Unit, ...]) -> tuple[tuple[str, ...], dict[str, tuple[i
 
 
 KEYWORDS, _OWNERS = _index(_UNITS)
-_ANCHORS = anchors(KEYWORDS)
 
 
-def _units_for(text: str) -> list[int]:
-    present = [k for anchor, keywords in _ANCHORS if anchor in text for k in keywords if k in text]
+@lru_cache(maxsize=1)
+def _anchors() -> tuple[tuple[str, tuple[str, ...]], ...]:
+    return anchors(KEYWORDS)  # on first use: explain's prefilter hands over the keywords it found
+
+
+def _units_for(text: str, candidates: Iterable[str] | None = None) -> list[int]:
+    if candidates is None:
+        present = [k for anchor, keywords in _anchors() if anchor in text for k in keywords if k in text]
+    else:  # a prefilter already found these in the line: only those of our keywords still in the cut text count
+        present = [k for k in candidates if k in _OWNERS and k in text]
     if not present:
         return []
     if len(present) == 1:
@@ -232,10 +240,13 @@ def _unwrap_json(text: str) -> tuple[str, dict[str, str]]:
     return ", ".join(parts), base
 
 
-def scan_line(line: str, *, source: str, lineno: int | None = None) -> list[Signal]:
-    """Signals for one line: an event message, a condition message, a container status, a log line."""
+def scan_line(line: str, *, source: str, lineno: int | None = None, keywords: Iterable[str] | None = None) -> list[Signal]:
+    """Signals for one line: an event message, a condition message, a container status, a log line.
+
+    ``keywords``: the words a prefilter found in the line (playbooks/signatures/prefilter.py), so they
+    are not looked for again."""
     text = line[:MAX_LINE_CHARS].strip()
-    units = _units_for(text)
+    units = _units_for(text, keywords)
     if not units:
         return []
     payload, base = (_unwrap_json(text) if text.startswith("{") else (text, {}))

@@ -26,7 +26,8 @@ ENGINE_FROM_CHARS = 256 * 1024
 
 
 class Prefilter:
-    """``lines(text)`` yields ``(lineno, line)`` for each line holding one of ``words``, numbered from 1."""
+    """``lines(text)`` yields ``(lineno, line, words)`` for each line holding one of ``words``, numbered
+    from 1, with the words found in it (each once, in no particular order)."""
 
     def __init__(self, words: Iterable[str]) -> None:
         self.words = tuple(sorted(set(w for w in words if w)))
@@ -35,12 +36,12 @@ class Prefilter:
         self._anchors = anchors(self.words)
         self._database = None  # compiled on first use: None not tried yet, False unavailable
 
-    def lines(self, text: str) -> Iterator[tuple[int, str]]:
+    def lines(self, text: str) -> Iterator[tuple[int, str, tuple[str, ...]]]:
         if "\n" not in text and "\r" in text:  # classic Mac line ends, as iter_lines reads them
             text = text.replace("\r", "\n")
         database = self._engine() if len(text) >= ENGINE_FROM_CHARS else None
         if database:
-            return _scan_buffer(database, text)
+            return _scan_buffer(database, self.words, text)
         return self._scan_lines(text)
 
     def line_count(self, text: str) -> int:
@@ -49,7 +50,7 @@ class Prefilter:
         breaks = text.count("\n") or (text.count("\r") if "\r" in text else 0)
         return breaks + (0 if text.endswith(("\n", "\r")) else 1)
 
-    def _scan_lines(self, text: str) -> Iterator[tuple[int, str]]:
+    def _scan_lines(self, text: str) -> Iterator[tuple[int, str, tuple[str, ...]]]:
         checks = self._anchors
         start, size, find = 0, len(text), text.find
         lineno = 0
@@ -59,10 +60,9 @@ class Prefilter:
                 end = size
             lineno += 1
             line = text[start:end]
-            for anchor, words in checks:
-                if anchor in line and any(w in line for w in words):
-                    yield lineno, line
-                    break
+            present = [w for anchor, words in checks if anchor in line for w in words if w in line]
+            if present:
+                yield lineno, line, tuple(present)
             start = end + 1
 
     def _engine(self):
@@ -83,27 +83,32 @@ def _compile(words: tuple[str, ...]):
     return database
 
 
-def _scan_buffer(database, text: str) -> Iterator[tuple[int, str]]:
+def _scan_buffer(database, words: tuple[str, ...], text: str) -> Iterator[tuple[int, str, tuple[str, ...]]]:
     data = text.encode("utf-8", "surrogatepass")
-    ends: list[int] = []
+    ends: list[int] = []  # where the first match of each candidate line ends
+    found: list[set[int]] = []  # the words matched in that line
     line_end = -1
 
-    def on_match(_id: int, _start: int, end: int, _flags: int, _context: object) -> None:
+    def on_match(word: int, _start: int, end: int, _flags: int, _context: object) -> None:
         nonlocal line_end
-        # Matches come in order of where they end; one per line is enough.
+        # Matches come in order of where they end, so a line's matches are consecutive.
         if end > line_end:
-            found = data.find(b"\n", end)
-            line_end = len(data) if found < 0 else found
+            stop = data.find(b"\n", end)
+            line_end = len(data) if stop < 0 else stop
             ends.append(end)
+            found.append({word})
+        else:
+            found[-1].add(word)
 
     database.scan(data, match_event_handler=on_match)
     lineno, counted_to = 1, 0
-    for end in ends:
+    for end, ids in zip(ends, found):
         start = data.rfind(b"\n", 0, end) + 1
         stop = data.find(b"\n", end)
         lineno += data.count(b"\n", counted_to, start)
         counted_to = start
-        yield lineno, data[start : len(data) if stop < 0 else stop].decode("utf-8", "surrogatepass")
+        line = data[start : len(data) if stop < 0 else stop].decode("utf-8", "surrogatepass")
+        yield lineno, line, tuple(words[i] for i in ids)
 
 
 def anchors(words: tuple[str, ...], size: int = 5) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -126,8 +131,9 @@ def anchors(words: tuple[str, ...], size: int = 5) -> tuple[tuple[str, tuple[str
         stale, rank, part = heapq.heappop(heap)
         fresh = len(candidates[part] & left)
         if fresh and (not heap or -fresh <= heap[0][0]):
-            chosen.append((part, tuple(w for w in words if w in candidates[part] & left)))
-            left -= candidates[part]
+            covered = candidates[part] & left
+            chosen.append((part, tuple(w for w in words if w in covered)))
+            left -= covered
         elif fresh:
             heapq.heappush(heap, (-fresh, rank, part))
     return tuple(chosen)

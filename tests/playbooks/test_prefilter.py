@@ -15,8 +15,13 @@ from playbooks.signatures.prefilter import Prefilter, anchors
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "text"
 
 
-def _full_scan(text: str, words: tuple[str, ...]) -> list[tuple[int, str]]:
-    return [(n, line) for n, line in enumerate(iter_lines(text), start=1) if any(w in line for w in words)]
+def _full_scan(text: str, words: tuple[str, ...]) -> list[tuple[int, str, list[str]]]:
+    return [(n, line, sorted(w for w in words if w in line)) for n, line in enumerate(iter_lines(text), start=1)
+            if any(w in line for w in words)]
+
+
+def _found(pre: Prefilter, text: str) -> list[tuple[int, str, list[str]]]:
+    return [(n, line, sorted(words)) for n, line, words in pre.lines(text)]
 
 
 @pytest.fixture(params=["hyperscan", "python"])
@@ -36,29 +41,32 @@ def test_lines_are_those_holding_a_word(engine) -> None:
     words = ("NCCL WARN", "Xid", "é-word", "end")
     text = "\n".join(["ok", "NCCL WARN x", "", "ünïcode Xid 79 here", "é-word first", "nothing", "the end"]) + "\n\ntail"
     pre = Prefilter(words)
-    assert list(pre.lines(text)) == _full_scan(text, words) == [
-        (2, "NCCL WARN x"), (4, "ünïcode Xid 79 here"), (5, "é-word first"), (7, "the end")]
+    assert _found(pre, text) == _full_scan(text, words) == [
+        (2, "NCCL WARN x", ["NCCL WARN"]), (4, "ünïcode Xid 79 here", ["Xid"]), (5, "é-word first", ["é-word"]),
+        (7, "the end", ["end"])]
+    both = "end of NCCL WARN and Xid, Xid again"
+    assert _found(pre, both) == [(1, both, ["NCCL WARN", "Xid", "end"])]
     assert pre.line_count(text) == 9
 
 
 def test_crlf_and_classic_mac_line_ends(engine) -> None:
     pre = Prefilter(("Xid",))
-    assert [n for n, _ in pre.lines("a\r\nXid 1\r\nb\r\n")] == [2]
-    assert list(pre.lines("a\rXid 1\rb")) == [(2, "Xid 1")]
+    assert [n for n, _, _ in pre.lines("a\r\nXid 1\r\nb\r\n")] == [2]
+    assert _found(pre, "a\rXid 1\rb") == [(2, "Xid 1", ["Xid"])]
 
 
 def test_last_line_without_newline_and_a_word_at_the_very_end(engine) -> None:
     pre = Prefilter(("Xid",))
-    assert list(pre.lines("a\nb Xid")) == [(2, "b Xid")]
-    assert list(pre.lines("Xid")) == [(1, "Xid")]
-    assert list(pre.lines("")) == []
+    assert _found(pre, "a\nb Xid") == [(2, "b Xid", ["Xid"])]
+    assert _found(pre, "Xid") == [(1, "Xid", ["Xid"])]
+    assert _found(pre, "") == []
 
 
 class _EveryLine:
     """No prefilter: every line goes to the scanner."""
 
     def lines(self, text):
-        return enumerate(iter_lines(text), start=1)
+        return ((n, line, None) for n, line in enumerate(iter_lines(text), start=1))
 
     def line_count(self, text):
         return sum(1 for _ in iter_lines(text))
@@ -99,3 +107,12 @@ def test_bad_words_are_refused() -> None:
         Prefilter(())
     with pytest.raises(ValueError):
         Prefilter(("two\nlines",))
+
+
+def test_keywords_past_the_line_cut_or_trailing_space_do_not_count(engine) -> None:
+    from playbooks.signatures.catalogue import MAX_LINE_CHARS
+
+    long_line = "x" * MAX_LINE_CHARS + " 0/3 nodes are available: 3 Insufficient nvidia.com/gpu."
+    text = "\n".join([long_line, "Warning FailedScheduling 0/3 nodes are available: ", "NVRM: Xid (PCI:0000:10:1c): 79, GPU has fallen off the bus."])
+    assert explain_text(text).to_dict() == _without_prefilter(text).to_dict()
+    assert [f.code for f in explain_text(text).findings] == ["gpu.xid_error"]

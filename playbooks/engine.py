@@ -5,6 +5,7 @@ import difflib
 from dataclasses import replace
 from typing import Callable, Protocol
 
+from playbooks.analyzers.owners import OWNER_KINDS
 from playbooks.codes import precedence
 from playbooks.facts import Facts
 from playbooks.gather import Catalog, Gateway, Limits, ReadFailed, gather
@@ -13,6 +14,8 @@ from playbooks.redact import redact_diagnosis
 from playbooks.registry import Registry
 
 MAX_EVIDENCE = 8
+# Workload kinds read through the custom objects API by their key (gateway.get_workload).
+CUSTOM_OWNERS = ("trainjob", "tfjob", "mpijob", "jobset")
 
 
 class TargetNotFound(LookupError):
@@ -52,7 +55,7 @@ def diagnose(target: Target, *, gateway: ResolvingGateway, catalog: Catalog | No
         on_resolved(target)
     facts = gather(
         target,
-        owner=obj if target.kind in ("pytorchjob", "job") else None,
+        owner=obj if target.kind in OWNER_KINDS else None,
         pod=obj if target.kind == "pod" else None,
         node=obj if target.kind == "node" else None,
         nodepool=obj if target.kind == "nodepool" else None,
@@ -137,7 +140,8 @@ def _state(facts: Facts) -> str:
 
 def resolve(target: Target, *, gateway: ResolvingGateway,
             namespace_allowed: NamespaceFilter | None = None) -> tuple[Target, dict]:
-    """Fetch the named object; a bare name is tried as PyTorchJob, Job, pod, node, NodePool.
+    """Fetch the named object; a bare name is tried as PyTorchJob, TrainJob, TFJob, MPIJob, JobSet, Job,
+    pod, node, NodePool (a TrainJob before the JobSet of the same name it creates).
 
     With ``namespace_allowed``, a namespace the asker may not read is neither read nor searched, and
     no message names an object in one: the answer is the same whether or not it exists there."""
@@ -146,6 +150,7 @@ def resolve(target: Target, *, gateway: ResolvingGateway,
     ns_open = ns is not None and allowed(ns)
     getters = {
         "pytorchjob": lambda: gateway.get_pytorchjob(ns or "default", target.name),
+        **{key: (lambda key=key: gateway.get_workload(key, ns or "default", target.name)) for key in CUSTOM_OWNERS},
         "job": lambda: gateway.get_job(ns or "default", target.name),
         "pod": lambda: gateway.get_pod(ns or "default", target.name),
         "node": lambda: gateway.get_node(target.name),
@@ -161,13 +166,15 @@ def resolve(target: Target, *, gateway: ResolvingGateway,
         except ReadFailed as exc:
             if target.kind != "auto":
                 raise
-            if exc.reason not in ("not installed", "not served"):  # no such API: no object of that kind
+            # no such API: no object of that kind; the newer workload kinds that the base RBAC role may
+            # not grant are skipped quietly, or every unknown name would read as "forbidden"
+            if exc.reason not in ("not installed", "not served") and kind not in CUSTOM_OWNERS:
                 refused = refused or exc
             continue
         if obj is not None:
             namespace = (obj.get("metadata") or {}).get("namespace")
             return Target(kind=kind, name=target.name, namespace=namespace), obj
-    if target.kind in ("auto", "pytorchjob", "job", "pod"):
+    if target.kind in ("auto", *OWNER_KINDS, "pod"):
         elsewhere = gateway.find_named(target.name)
         wanted = elsewhere if target.kind == "auto" else {target.kind: elsewhere.get(target.kind, [])}
         places = [(kind, n) for kind, nss in wanted.items() for n in nss if allowed(n)]

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Any, Iterator
 
 from playbooks.model import Target
 
@@ -17,6 +17,10 @@ class PodFacts:
     events: list[dict] = field(default_factory=list)
     # (container, previous) -> log tail
     logs: dict[tuple[str, bool], str] = field(default_factory=dict)
+    # The workload that owns the pod when gather followed a chain the pod cannot show itself (a
+    # TrainJob owns the JobSet whose Job owns the pod): a playbooks.analyzers.owners.Owner; None:
+    # read it from the pod's labels and ownerReferences.
+    owner: Any = None
 
     @property
     def name(self) -> str:
@@ -97,8 +101,8 @@ class KarpenterInfo:
 class Facts:
     target: Target
     cluster: str
-    owner: dict | None = None  # the PyTorchJob / Job of the target
-    owner_kind: str | None = None
+    owner: dict | None = None  # the workload the user named: PyTorchJob, TFJob, MPIJob, JobSet, TrainJob or Job
+    owner_kind: str | None = None  # its key: "pytorchjob", "tfjob", "mpijob", "jobset", "trainjob", "job"
     owner_events: list[dict] = field(default_factory=list)
     pods: list[PodFacts] = field(default_factory=list)  # the target pod first when the target is a pod
     nodes: dict[str, dict | None] = field(default_factory=dict)  # None: the node is gone

@@ -10,6 +10,9 @@ from dataclasses import dataclass
 from typing import Callable, Protocol, TypeVar
 
 from playbooks.facts import Facts, FactsUnavailable, PodFacts
+from playbooks.analyzers.owners import (
+    JOBSET_NAME, OWNER_KINDS, WORKLOADS, Owner, owner_of_object, pod_owner, pod_selector,
+)
 from playbooks.model import Target
 from playbooks.gather_ec2 import Catalog, considered_nodepools, gather_ec2
 from playbooks.karpenter.nodeclaim import nominated_claims
@@ -21,7 +24,13 @@ T = TypeVar("T")
 # "Pod should schedule on: nodeclaim/<n>" (v1beta1 and later); "machine/<n>" before v0.32 (v1alpha5).
 KUBEFLOW_JOB_LABEL = "training.kubeflow.org/job-name"
 BATCH_JOB_LABELS = ("batch.kubernetes.io/job-name", "job-name")
+# The NVIDIA device plugin's pods, by installer: the k8s-device-plugin Helm chart
+# (NVIDIA/k8s-device-plugin deployments/helm/nvidia-device-plugin/templates/_helpers.tpl:
+# app.kubernetes.io/name), the NVIDIA GPU Operator (NVIDIA/gpu-operator assets/state-device-plugin/
+# 0500_daemonset.yaml: DaemonSet nvidia-device-plugin-daemonset in gpu-operator, app=...), and the
+# static manifest nvidia-device-plugin.yml (name=nvidia-device-plugin-ds).
 DEVICE_PLUGIN_SELECTOR = "app.kubernetes.io/name=nvidia-device-plugin"
+DEVICE_PLUGIN_SELECTORS = (DEVICE_PLUGIN_SELECTOR, "app=nvidia-device-plugin-daemonset", "name=nvidia-device-plugin-ds")
 
 
 class ReadFailed(FactsUnavailable):
@@ -52,6 +61,7 @@ class Gateway(Protocol):  # what the engine needs from bot.gateway.ClusterGatewa
     def get_pod(self, namespace: str, name: str) -> dict | None: ...
     def get_job(self, namespace: str, name: str) -> dict | None: ...
     def get_pytorchjob(self, namespace: str, name: str) -> dict | None: ...
+    def get_workload(self, key: str, namespace: str, name: str) -> dict | None: ...
     def get_node(self, name: str) -> dict | None: ...
     def get_nodepool(self, name: str) -> dict | None: ...
     def get_nodeclaim(self, name: str) -> dict | None: ...
@@ -60,7 +70,8 @@ class Gateway(Protocol):  # what the engine needs from bot.gateway.ClusterGatewa
     def get_pv(self, name: str) -> dict | None: ...
     def api_versions(self) -> dict[str, str]: ...
     def list_nodepools(self) -> Listed: ...
-    def job_pods(self, namespace: str, job_name: str, *, max_items: int) -> Listed: ...
+    def job_pods(self, namespace: str, job_name: str, *, max_items: int,
+                 selectors: list[str] | None = None) -> Listed: ...
     def pods_by_label(self, namespace: str, selector: str, *, max_items: int) -> Listed: ...
     def pods_on_node(self, node_name: str, *, label_selector: str | None = None, max_items: int = 200) -> Listed: ...
     def events_for(self, *, kind: str, name: str, namespace: str | None, max_items: int = 200) -> list[dict]: ...
@@ -91,6 +102,7 @@ READS = {
     "nodeclaims": "NodeClaims",
     "nodeclasses": "NodeClasses",
     "daemonsets": "DaemonSets",
+    "jobsets": "the JobSets of the pods (is a TrainJob their owner?)",
     "karpenter controller": "the Karpenter controller",
     "karpenter lease": "the Karpenter leader-election Lease",
     "karpenter log": "the Karpenter controller log",
@@ -129,13 +141,14 @@ def gather(target: Target, *, owner: dict | None, pod: dict | None, node: dict |
     facts = Facts(target=target, cluster=gateway.name)
     step("reading pods and events")
     pods: list[dict] = []
-    if target.kind in ("pytorchjob", "job") and owner is not None:
+    if target.kind in OWNER_KINDS and owner is not None:
         facts.owner, facts.owner_kind = owner, target.kind
-        kind = "PyTorchJob" if target.kind == "pytorchjob" else "Job"
+        kind = WORKLOADS[target.kind].kind
         facts.owner_events = _read(facts, "events", lambda: gateway.events_for(
             kind=kind, name=target.name, namespace=target.namespace), [])
         listed = _read(facts, "pods", lambda: gateway.job_pods(
-            target.namespace or "", target.name, max_items=limits.max_pods * 4), Listed())
+            target.namespace or "", target.name, max_items=limits.max_pods * 4,
+            selectors=pod_selector(target.kind, target.name)), Listed())
         _note_cap(facts, listed, what=f"pods of {target.kind} {target.name}",
                   then="the pods not running were read first")
         pods = list(listed)
@@ -161,6 +174,7 @@ def gather(target: Target, *, owner: dict | None, pod: dict | None, node: dict |
                           "first); the others were not examined.")
     for raw in picked:
         facts.pods.append(_pod_facts(raw, facts=facts, gateway=gateway, limits=limits))
+    _follow_owners(facts, gateway=gateway)
 
     step("reading nodes and NodePools")
     _gather_nodes(facts, gateway=gateway)
@@ -191,13 +205,36 @@ def _note_cap(facts: Facts, listed: list, *, what: str, then: str = "") -> None:
                           f"{'; ' + then if then else ''}.")
 
 
+def _follow_owners(facts: Facts, *, gateway: Gateway) -> None:
+    """Pods of a JobSet that a TrainJob owns belong to the TrainJob (TrainJob -> JobSet -> Job -> Pod):
+    the pods cannot say so, the JobSet's ownerReferences can. One read per JobSet; a JobSet that
+    cannot be read leaves its pods to the JobSet."""
+    if facts.owner_kind == "trainjob":
+        found = {facts.target.name: Owner("trainjob", facts.target.name, WORKLOADS["trainjob"].api_version)}
+    else:
+        found = {}
+        if facts.owner_kind == "jobset" and facts.owner is not None:
+            found[facts.target.name] = owner_of_object(facts.owner)
+    for pod in facts.pods:
+        base = pod_owner(pod)
+        if base.key != "jobset":
+            continue
+        if base.name not in found and "jobsets" not in facts.unread:
+            jobset = _read(facts, "jobsets", lambda: gateway.get_workload("jobset", pod.namespace, base.name), None)
+            found[base.name] = owner_of_object(jobset) if jobset else None
+        parent = found.get(base.name)
+        if parent is not None and parent.key == "trainjob":
+            pod.owner = Owner("trainjob", parent.name, parent.api_version, base.replica)
+
+
 def _siblings(pod: dict, *, facts: Facts, gateway: Gateway, limits: Limits) -> list[dict]:
     """Other pods of the same job: a peer's death often explains this pod's failure."""
     labels = pod["metadata"].get("labels") or {}
     ns = pod["metadata"].get("namespace", "")
-    for label in (KUBEFLOW_JOB_LABEL, *BATCH_JOB_LABELS):
+    for label in (JOBSET_NAME, KUBEFLOW_JOB_LABEL, *BATCH_JOB_LABELS):
         if labels.get(label):
-            others = _read(facts, "pods", lambda: gateway.job_pods(ns, labels[label], max_items=limits.max_pods * 4),
+            others = _read(facts, "pods", lambda: gateway.job_pods(ns, labels[label], max_items=limits.max_pods * 4,
+                                                                   selectors=[f"{label}={labels[label]}"]),
                            Listed())
             _note_cap(facts, others, what=f"pods of job {labels[label]}", then="the pods not running were read first")
             return [p for p in others if p["metadata"]["name"] != pod["metadata"]["name"]]
@@ -466,6 +503,22 @@ def _gather_daemonsets(facts: Facts, *, gateway: Gateway) -> None:
     facts.device_plugins = [d for d in facts.daemonsets if is_device_plugin(d)]
 
 
+def device_plugin_selectors(device_plugins: list[dict]) -> list[str]:
+    """Label selectors of the NVIDIA device plugin's pods: the selectors of the DaemonSets found
+    (whoever installed them), else the ones each known installer uses."""
+    found = []
+    for ds in device_plugins:
+        meta = ds.get("metadata") or {}
+        if "mps-control" in meta.get("name", ""):  # the GPU Operator's MPS daemon, not the plugin
+            continue
+        if "nvidia" not in (meta.get("name", "") + " ".join((meta.get("labels") or {}).values())).lower():
+            continue
+        match = (((ds.get("spec") or {}).get("selector") or {}).get("matchLabels")) or {}
+        if match:
+            found.append(",".join(f"{k}={v}" for k, v in sorted(match.items())))
+    return list(dict.fromkeys(found)) or list(DEVICE_PLUGIN_SELECTORS)
+
+
 def _gather_device_plugins(facts: Facts, *, gateway: Gateway) -> None:
     suspect = set()
     for name, node in facts.nodes.items():
@@ -477,12 +530,17 @@ def _gather_device_plugins(facts: Facts, *, gateway: Gateway) -> None:
     for pod in facts.pods:
         if any(e.get("reason") == "UnexpectedAdmissionError" for e in pod.events) and pod.node_name:
             suspect.add(pod.node_name)
+    selectors = device_plugin_selectors(facts.device_plugins)
     for name in sorted(suspect)[:4]:
         if facts.nodes.get(name) is None:
             continue
         entries = []
-        plugins = _read(facts, "pods", lambda: gateway.pods_on_node(
-            name, label_selector=DEVICE_PLUGIN_SELECTOR, max_items=5), Listed())
+        plugins: list[dict] = []
+        for selector in selectors:  # one list per selector; the first that finds the node's plugin wins
+            plugins = _read(facts, "pods", lambda: gateway.pods_on_node(name, label_selector=selector, max_items=5),
+                            Listed())
+            if plugins:
+                break
         for plugin in plugins:
             meta = plugin["metadata"]
             containers = [c["name"] for c in (plugin.get("spec") or {}).get("containers") or []]

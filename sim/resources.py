@@ -67,12 +67,14 @@ VERSIONED_TYPES: tuple[ResourceType, ...] = (
 # their CRDs declare: a kind outside every table is guessed from its first object, which cannot tell
 # a namespaced kind written without a namespace (the scenario's default) from a cluster-scoped one.
 # kubeflow/training-operator manifests/base/crds (TFJob, MPIJob v1), kubeflow/mpi-operator (MPIJob
-# v2beta1), kubernetes-sigs/jobset config/components/crd (JobSet): all namespaced.
+# v2beta1), kubernetes-sigs/jobset config/components/crd (JobSet), kubeflow/trainer
+# manifests/base/crds (TrainJob, trainer.kubeflow.org_trainjobs.yaml): all namespaced.
 ON_DEMAND_TYPES: tuple[ResourceType, ...] = (
     ResourceType("kubeflow.org", "v1", "tfjobs", "TFJob", True),
     ResourceType("kubeflow.org", "v1", "mpijobs", "MPIJob", True),
     ResourceType("kubeflow.org", "v2beta1", "mpijobs", "MPIJob", True),
     ResourceType("jobset.x-k8s.io", "v1alpha2", "jobsets", "JobSet", True),
+    ResourceType("trainer.kubeflow.org", "v1alpha1", "trainjobs", "TrainJob", True),
 )
 SERVABLE_VERSIONS: dict[str, tuple[str, ...]] = {
     "karpenter.sh": ("v1", "v1beta1", "v1alpha5"),

@@ -13,13 +13,13 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Iterable
 
+from playbooks.karpenter import labels as lbl
+
 # aws/karpenter-provider-aws pkg/apis/v1/labels.go: AWSToKubeArchitectures
 _KUBE_ARCH = {"x86_64": "amd64", "arm64": "arm64"}
 
 
-def _kabob(value: str) -> str:
-    # aws/karpenter-provider-aws pkg/providers/instancetype/types.go: lowerKabobCase
-    return value.lower().replace(" ", "-")
+_kabob = lbl.kebab_value  # aws/karpenter-provider-aws pkg/providers/instancetype/types.go: lowerKabobCase
 
 
 @dataclass(frozen=True)
@@ -59,12 +59,13 @@ class InstanceTypeInfo:
 
     @property
     def category(self) -> str:
-        return "".join(ch for ch in self.family if ch.isalpha())[:1] if self.family else ""
+        """karpenter.k8s.aws/instance-category: "trn" for trn1, "inf" for inf2, "p" for p5 ("" when
+        Karpenter's pattern does not match the name and it sets no label)."""
+        return lbl.instance_category(self.name) or ""
 
     @property
     def generation(self) -> str:
-        digits = "".join(ch for ch in self.family if ch.isdigit())
-        return digits[:1] if digits else ""
+        return lbl.instance_generation(self.name) or ""
 
     @property
     def max_pods(self) -> int:
@@ -86,13 +87,14 @@ class InstanceTypeInfo:
         labels = {
             "node.kubernetes.io/instance-type": self.name,
             "kubernetes.io/arch": arch,
-            f"{prefix}/instance-category": self.category,
             f"{prefix}/instance-family": self.family,
             f"{prefix}/instance-size": self.size,
-            f"{prefix}/instance-generation": self.generation,
             f"{prefix}/instance-cpu": str(self.vcpus),
             f"{prefix}/instance-memory": str(self.memory_mib),
         }
+        if self.category:  # set together, only when the name matches instanceTypeScheme
+            labels[f"{prefix}/instance-category"] = self.category
+            labels[f"{prefix}/instance-generation"] = self.generation
         if self.gpu_name:  # upstream labels any type with one kind of GPU, even a fractional one (g6f: count 0)
             labels[f"{prefix}/instance-gpu-count"] = str(self.gpu_count)
             labels[f"{prefix}/instance-gpu-name"] = _kabob(self.gpu_name or "")

@@ -32,9 +32,24 @@ KARPENTER_GROUP = "karpenter.sh"
 AWS_NODECLASS_GROUP = "karpenter.k8s.aws"
 AUTO_NODECLASS = ("eks.amazonaws.com", "v1", "nodeclasses")
 PYTORCHJOB = ("kubeflow.org", "v1", "pytorchjobs")
+# Workloads read through the custom objects API: key -> (group, versions to try in order, plural).
+# MPIJob: kubeflow/mpi-operator serves v2beta1, the training-operator v1 (both in kubeflow.org).
+# TrainJob: kubeflow/trainer pkg/apis/trainer/v1alpha1; JobSet: kubernetes-sigs/jobset api/jobset/v1alpha2.
+WORKLOAD_APIS = {
+    "pytorchjob": ("kubeflow.org", ("v1",), "pytorchjobs"),
+    "tfjob": ("kubeflow.org", ("v1",), "tfjobs"),
+    "mpijob": ("kubeflow.org", ("v2beta1", "v1"), "mpijobs"),
+    "jobset": ("jobset.x-k8s.io", ("v1alpha2",), "jobsets"),
+    "trainjob": ("trainer.kubeflow.org", ("v1alpha1",), "trainjobs"),
+}
+# Kinds added after the base RBAC role was written: one gpubot may not list is skipped when searching.
+_OPTIONAL_WORKLOADS = ("tfjob", "mpijob", "jobset", "trainjob")
+_WORKLOAD_KINDS = {"pytorchjob": "PyTorchJob", "tfjob": "TFJob", "mpijob": "MPIJob", "jobset": "JobSet",
+                   "trainjob": "TrainJob"}
 LEASE = ("coordination.k8s.io", "v1", "leases")
 
-JOB_LABELS = ("training.kubeflow.org/job-name", "batch.kubernetes.io/job-name", "job-name")
+JOB_LABELS = ("training.kubeflow.org/job-name", "jobset.sigs.k8s.io/jobset-name", "batch.kubernetes.io/job-name",
+              "job-name")
 # Pods of a job that carry the evidence: not running, not done. Read first when a job is bigger than the
 # cap, whatever their names (a field selector on status.phase is served for pods by every API server).
 TROUBLED_PODS = "status.phase!=Running,status.phase!=Succeeded"
@@ -240,6 +255,20 @@ class ClusterGateway:
                 return None  # Kubeflow is not installed: there is no PyTorchJob of that name
             raise
 
+    def get_workload(self, key: str, namespace: str, name: str) -> dict | None:
+        """A TFJob, MPIJob, JobSet, TrainJob or PyTorchJob by name; None when there is none, or when
+        its API is not installed (no such kind, no such object). A refused read (403) raises
+        ReadRefused: the engine turns it into a gap, never a traceback."""
+        group, api_versions, plural = WORKLOAD_APIS[key]
+        for version in api_versions:
+            try:
+                return self._get(self.custom.get_namespaced_custom_object, group, version, namespace, plural, name,
+                                 read=f"{_WORKLOAD_KINDS[key]} {namespace}/{name}")
+            except ReadRefused as exc:
+                if exc.status != 404:
+                    raise
+        return None
+
     def get_node(self, name: str) -> dict | None:
         return self._get(self.core.read_node, name, read=f"node {name}")
 
@@ -279,15 +308,15 @@ class ClusterGateway:
                            read="nodepools", max_items=200)
         return Listed([convert(i) for i in items], more=items.more)
 
-    def job_pods(self, namespace: str, job_name: str, *, max_items: int) -> Listed:
-        """Pods of a Kubeflow or batch job: one labelled list, the first selector that matches wins.
+    def job_pods(self, namespace: str, job_name: str, *, max_items: int, selectors: list[str] | None = None) -> Listed:
+        """Pods of a Kubeflow job, JobSet (and TrainJob) or batch Job: one labelled list, the first
+        selector that matches wins (``selectors``: the workload's own, else every job label in turn).
 
         When the job has more pods than ``max_items``, a second list fetches its pods that are not
         running first, so the pods in trouble are read whatever their names; ``more`` on the result
         counts the pods left out.
         """
-        for label in JOB_LABELS:
-            selector = f"{label}={job_name}"
+        for selector in selectors or [f"{label}={job_name}" for label in JOB_LABELS]:
             pods = self._list(self.core.list_namespaced_pod, namespace, label_selector=selector,
                               max_items=max_items, read="pods of the job")
             if not pods:
@@ -320,30 +349,50 @@ class ClusterGateway:
         )
 
     def find_named(self, name: str) -> dict[str, list[str]]:
-        """Namespaces holding a pod, Job or PyTorchJob called ``name`` (field selector: one request each)."""
+        """Namespaces holding a pod, Job or training workload called ``name`` (field selector: one request
+        each; an API that is not installed lists nothing)."""
         found: dict[str, list[str]] = {}
         selector = f"metadata.name={name}"
+        custom = [(key, self.custom.list_cluster_custom_object, (group, versions[0], plural))
+                  for key, (group, versions, plural) in WORKLOAD_APIS.items()]
         for kind, fn, args in (
-            ("pytorchjob", self.custom.list_cluster_custom_object, PYTORCHJOB),
+            *custom,
             ("job", self.batch.list_job_for_all_namespaces, ()),
             ("pod", self.core.list_pod_for_all_namespaces, ()),
         ):
-            for item in self._list(fn, *args, field_selector=selector, max_items=20, missing_ok=True,
-                                   read=f"{kind}s named {name}"):
+            try:
+                items = self._list(fn, *args, field_selector=selector, max_items=20, missing_ok=True,
+                                   read=f"{kind}s named {name}")
+            except ReadRefused as exc:
+                if kind in _OPTIONAL_WORKLOADS and exc.status in (401, 403):
+                    continue  # a kind gpubot may not list cannot be searched; the others still are
+                raise
+            for item in items:
                 ns = (item.get("metadata") or {}).get("namespace")
                 if ns:
                     found.setdefault(kind, []).append(ns)
+        # A TrainJob creates a JobSet of its own name: the same workload, named once.
+        jobsets = [n for n in found.pop("jobset", []) if n not in found.get("trainjob", [])]
+        if jobsets:
+            found["jobset"] = jobsets
         return found
 
     def names_in_namespace(self, namespace: str) -> list[str]:
-        """Names of PyTorchJobs, Jobs and pods in a namespace (one page each), for "did you mean"."""
+        """Names of training workloads, Jobs and pods in a namespace (one page each), for "did you mean"."""
         names: list[str] = []
-        for fn, args in (
-            (self.custom.list_namespaced_custom_object, (*PYTORCHJOB[:2], namespace, PYTORCHJOB[2])),
-            (self.batch.list_namespaced_job, (namespace,)),
-            (self.core.list_namespaced_pod, (namespace,)),
+        custom = [(key, self.custom.list_namespaced_custom_object, (group, versions[0], namespace, plural))
+                  for key, (group, versions, plural) in WORKLOAD_APIS.items()]
+        for key, fn, args in (
+            *custom,
+            ("job", self.batch.list_namespaced_job, (namespace,)),
+            ("pod", self.core.list_namespaced_pod, (namespace,)),
         ):
-            body = self._json_list_page(fn, *args, read=f"names in {namespace}")
+            try:
+                body = self._json_list_page(fn, *args, read=f"names in {namespace}")
+            except ReadRefused as exc:
+                if key in _OPTIONAL_WORKLOADS and exc.status in (401, 403):
+                    continue
+                raise
             names.extend(i["metadata"]["name"] for i in body)
         return list(dict.fromkeys(names))
 

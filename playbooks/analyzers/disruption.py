@@ -7,14 +7,13 @@ protect their pods (``karpenter.sh/do-not-disrupt``) and to consolidate GPU Node
 from __future__ import annotations
 
 from playbooks.analyzers import evidence as ev
-from playbooks.analyzers.fixes import owner_of
+from playbooks.analyzers.owners import pod_owner
 from playbooks.analyzers.scan import signals
 from playbooks.facts import Facts, PodFacts
 from playbooks.fixes import render_fix
 from playbooks.model import Evidence, Finding
 from playbooks.remediations import DO_NOT_DISRUPT, annotate_do_not_disrupt, merge_patch, nodepool_consolidation
-
-KIND_OF_OWNER = {"PyTorchJob": "pytorchjob", "Job": "job", "Pod": "pod"}
+from playbooks.remediations.protection import protection
 
 
 def disrupted_nodes(facts: Facts) -> dict[str, list[Evidence]]:
@@ -50,16 +49,27 @@ def analyze(facts: Facts):
     first = (own or victims)[0]
     nodepool = _nodepool(first, facts)
     policy = ((nodepool or {}).get("spec", {}).get("disruption") or {}).get("consolidationPolicy", "WhenEmptyOrUnderutilized")
-    api_version, owner_kind, owner_name = owner_of(first)
-    kind = KIND_OF_OWNER[owner_kind]
-    protected = [p for p in victims if p.annotations.get(DO_NOT_DISRUPT) == "true"]
+    owner = pod_owner(first)
+    owner_kind, owner_name, kind = owner.kind, owner.name, owner.key
+    if kind == "trainjob":
+        # A TrainJob's pods are its JobSet's (same name, kubeflow/trainer): annotating the JobSet's
+        # running pods protects them; the TrainJob itself is immutable once created.
+        kind = "jobset"
+    # Karpenter's own reading: "true", or (v1.12+) a duration that has not run out yet
+    readings = {p.name: protection(p.pod, now=_seen_at(victims), karpenter_version=facts.karpenter.version)
+                for p in victims}
+    protected = [p for p in victims if readings[p.name].active]
+    lapsed = [p for p in victims if not readings[p.name].active and readings[p.name].value is not None]
     remediations = []
     if len(protected) < len(victims):
         remediations.append(annotate_do_not_disrupt(kind=kind, namespace=first.namespace, name=owner_name))
     np_name = (nodepool or {}).get("metadata", {}).get("name")
     if np_name and policy != "WhenEmpty":
         remediations.append(nodepool_consolidation(nodepool=np_name, consolidate_after="10m"))
-    replica_types = list(((facts.owner or {}).get("spec") or {}).get("pytorchReplicaSpecs") or {}) or None
+    specs = owner.workload.replica_specs
+    replica_types = (list(((facts.owner or {}).get("spec") or {}).get(specs) or {}) or None) if specs else None
+    if owner.key == "jobset" and facts.owner_kind == "jobset" and facts.owner is not None:
+        replica_types = [rj.get("name") for rj in (facts.owner.get("spec") or {}).get("replicatedJobs") or []] or None
     patches = [merge_patch(r, replica_types=replica_types) for r in remediations]
     fix = render_fix("training_disruption.yaml.j2", patches=patches, owner=f"{owner_kind} {first.namespace}/{owner_name}",
                      nodepool=np_name or "the GPU NodePool") if patches else None
@@ -78,6 +88,9 @@ def analyze(facts: Facts):
     if protected:
         detail += (f"{len(protected)} of these pods carried {DO_NOT_DISRUPT}: the disruption was involuntary "
                    f"(expiry with terminationGracePeriod, spot interruption or a deleted NodeClaim). ")
+    elif lapsed:
+        detail += (f"{', '.join(p.name for p in lapsed[:3])} carried {readings[lapsed[0].name].why}: Karpenter no longer "
+                   f"counted {'them' if len(lapsed) > 1 else 'it'} as protected. ")
     else:
         detail += f"None of the pods carries the {DO_NOT_DISRUPT}: \"true\" annotation that blocks voluntary disruption. "
     detail += "Protect running jobs with the annotation and consolidate GPU NodePools only when empty."
@@ -86,6 +99,16 @@ def analyze(facts: Facts):
         title=f"{whose}Karpenter disrupted node{'s' if len(nodes) > 1 else ''} running training pods ({', '.join(nodes[:3])})",
         detail=detail, evidence=evidence, fix=fix, remediations=remediations,
     )
+
+
+def _seen_at(victims: list[PodFacts]):
+    """When the pods were disrupted, to judge a duration protection then, not now: the latest
+    termination of a victim's container, else the present."""
+    times = [ev.parse_time(term.get("finishedAt")) for p in victims for status in p.container_statuses()
+             for term in [((status.get("state") or {}).get("terminated") or (status.get("lastState") or {}).get("terminated") or {})]
+             if term.get("exitCode") in (143, 137)]
+    times = [t for t in times if t is not None]
+    return min(times) if times else None
 
 
 def _nodepool(pod: PodFacts, facts: Facts) -> dict | None:

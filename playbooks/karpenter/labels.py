@@ -2,6 +2,7 @@
 pod meant when it names one that Karpenter's nodes never carry."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 ZONE = "topology.kubernetes.io/zone"
@@ -72,6 +73,29 @@ MANAGED_NODE_GROUP = {
 }
 # eks.amazonaws.com/capacityType values and their karpenter.sh/capacity-type spelling
 MANAGED_CAPACITY_VALUES = {"ON_DEMAND": "on-demand", "SPOT": "spot", "CAPACITY_BLOCK": "reserved"}
+
+
+# aws/karpenter-provider-aws pkg/providers/instancetype/types.go (v0.32-v1.x): instanceTypeScheme.
+# computeRequirements sets instance-category to the letters before the first digit group and
+# instance-generation to that group ("trn1.32xlarge": trn / 1, "p5.48xlarge": p / 5, "u-6tb1.metal":
+# u / 1), and neither label when the name does not match.
+_INSTANCE_TYPE_SCHEME = re.compile(r"(^[a-z]+)(-[0-9]+tb)?([0-9]+).*\.")
+
+
+def instance_category(instance_type: str) -> str | None:
+    m = _INSTANCE_TYPE_SCHEME.match(instance_type)
+    return m.group(1) if m else None
+
+
+def instance_generation(instance_type: str) -> str | None:
+    m = _INSTANCE_TYPE_SCHEME.match(instance_type)
+    return m.group(3) if m else None
+
+
+def kebab_value(ec2_name: str) -> str:
+    """A GPU or accelerator name as the label value: types.go lowerKabobCase, lowercase with spaces
+    as dashes ("A100" -> "a100", "L40S" -> "l40s", "Radeon Pro V520" -> "radeon-pro-v520")."""
+    return ec2_name.lower().replace(" ", "-")
 
 
 def normalize(key: str) -> str:

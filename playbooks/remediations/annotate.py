@@ -1,11 +1,18 @@
 """annotate-do-not-disrupt: ``karpenter.sh/do-not-disrupt: "true"`` on a job's running pods, so
 Karpenter does not voluntarily disrupt their nodes, and on its pod template(s), so pods it creates
-later carry it too. A pod or template that already has the annotation, whatever its value (current
-Karpenter also takes a duration), is left alone and is not part of the undo."""
+later carry it too.
+
+What counts as already protected is what Karpenter counts (``protection``): a running pod with "true"
+or a duration that has not run out is left alone; one whose duration ran out, or whose value Karpenter
+ignores ("True", "yes"), gets "true", and the undo puts its old value back. An explicit "false" is the
+owner's own opt-out and is left alone. A pod template keeps any value Karpenter reads ("true" or a
+duration, which counts from each new pod's start) and "false"; an unreadable one is replaced the
+same way."""
 from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from playbooks.model import Remediation
@@ -14,6 +21,7 @@ from playbooks.remediations.model import (
     JSON_PATCH, MERGE_PATCH, Change, NothingToDo, ObjectRef, Permission, Plan, Reads, escape,
 )
 from playbooks.remediations.proposals import DO_NOT_DISRUPT, InvalidRemediation
+from playbooks.remediations.protection import is_protected, valid_value
 from playbooks.remediations.readback import verify_change
 
 VALUE = "true"
@@ -78,19 +86,21 @@ class AnnotateDoNotDisrupt:
         selector = f"{workload.pod_labels[0]}={p['name']}" if workload.pod_labels else None
         return Reads(owner=owner, pod_selector=selector)
 
-    def plan(self, remediation: Remediation, owner: dict, pods: list[dict]) -> Plan:
+    def plan(self, remediation: Remediation, owner: dict, pods: list[dict], *, now: datetime | None = None) -> Plan:
         workload = _workload(remediation)
         ref = self.reads(remediation).owner
         _check_owner(owner, ref)
         if workload.kind == "Pod":
             if _finished(owner):
                 raise InvalidRemediation(f"{ref} has finished ({owner['status']['phase']}): there is nothing left to protect")
+            if _settled(owner, now=now):
+                raise NothingToDo(f"{ref} already carries {DO_NOT_DISRUPT}")
             return self._plan([], pods=[(ref, owner)], ref=ref, skipped=None, already=0)
         sites, skipped = _template_sites(workload, owner)
         live = [pod for pod in pods if _belongs(pod, workload, ref) and not _finished(pod)]
-        missing = [pod for pod in live if DO_NOT_DISRUPT not in _annotations(pod)]
+        missing = [pod for pod in live if not _settled(pod, now=now)]
         pod_refs = [(ObjectRef("v1", "Pod", "pods", pod["metadata"]["name"], ref.namespace), pod) for pod in missing]
-        owner_sites = [s for s in sites if DO_NOT_DISRUPT not in (_at(owner, s.annotations()) or {})]
+        owner_sites = [s for s in sites if not _settled_value((_at(owner, s.annotations()) or {}).get(DO_NOT_DISRUPT))]
         return self._plan([(ref, owner, owner_sites, workload)] if owner_sites else [], pods=pod_refs, ref=ref,
                           skipped=skipped, already=len(live) - len(missing))
 
@@ -105,8 +115,6 @@ class AnnotateDoNotDisrupt:
             owner_diffs.append(diff)
             templates += len(sites)
         for pod_ref, pod in pods:
-            if DO_NOT_DISRUPT in _annotations(pod):
-                continue
             change, back, diff = _annotate(pod_ref, pod, [Site((), "pod")], json_patch=False)
             changes.append(change)
             undo.append(back)
@@ -119,6 +127,18 @@ class AnnotateDoNotDisrupt:
 
     def verify(self, change: Change, after: dict) -> str | None:
         return verify_change(change, after)
+
+
+OPT_OUT = "false"
+
+
+def _settled(pod: dict, *, now: datetime | None) -> bool:
+    """Protected as Karpenter reads it now, or explicitly opted out by its owner."""
+    return is_protected(pod, now=now) or _annotations(pod).get(DO_NOT_DISRUPT) == OPT_OUT
+
+
+def _settled_value(value: object) -> bool:
+    return value == OPT_OUT or valid_value(value)
 
 
 def _workload(remediation: Remediation) -> Workload:
@@ -209,13 +229,16 @@ def _annotate(ref: ObjectRef, obj: dict, sites: list[Site], *, json_patch: bool)
     watched: dict[str, Any] = {}
     after = copy.deepcopy(obj)
     for site in sites:
+        old = (_at(obj, site.annotations()) or {}).get(DO_NOT_DISRUPT)
         segments, value = _created(obj, site)
         guard = [{"op": "test", "path": site.guard[0], "value": site.guard[1]}] if site.guard else []
         forward += [*guard, {"op": "add", "path": pointer(segments), "value": value}]
         _put(merge, (*site.annotations(), DO_NOT_DISRUPT), VALUE)
         _put(after, segments, copy.deepcopy(value))
-        back += [*guard, {"op": "test", "path": pointer(segments), "value": value}, {"op": "remove", "path": pointer(segments)}]
-        watched[pointer(segments)] = None
+        # a value Karpenter no longer honours is replaced; the undo writes it back as it was
+        restore = {"op": "replace", "path": pointer(segments), "value": old} if old is not None else {"op": "remove", "path": pointer(segments)}
+        back += [*guard, {"op": "test", "path": pointer(segments), "value": value}, restore]
+        watched[pointer(segments)] = old
         if site.path:  # a template: another hand on its annotations since the proposal matters too
             watched[pointer(site.annotations())] = _at(obj, site.annotations())
         if site.guard:

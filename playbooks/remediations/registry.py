@@ -2,6 +2,8 @@
 deploy overlay's ClusterRole is checked against ``permissions()``)."""
 from __future__ import annotations
 
+from datetime import datetime
+
 from playbooks.model import Remediation
 from playbooks.remediations.annotate import AnnotateDoNotDisrupt
 from playbooks.remediations.consolidation import NodePoolConsolidation
@@ -19,8 +21,11 @@ def definition(kind: str) -> Definition:
         raise InvalidRemediation(f"unknown remediation kind {kind!r}: one of {', '.join(DEFINITIONS)}") from None
 
 
-def plan(remediation: Remediation, owner: dict, pods: list[dict]) -> Plan:
-    """The remediation's plan from the live objects its definition's ``reads`` named."""
+def plan(remediation: Remediation, owner: dict, pods: list[dict], *, now: datetime | None = None) -> Plan:
+    """The remediation's plan from the live objects its definition's ``reads`` named. ``now``: the
+    moment a do-not-disrupt duration is judged at (the present when None)."""
+    if now is not None and remediation.kind == "annotate-do-not-disrupt":
+        return definition(remediation.kind).plan(remediation, owner, pods, now=now)
     return definition(remediation.kind).plan(remediation, owner, pods)
 
 

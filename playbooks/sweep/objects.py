@@ -4,19 +4,12 @@ from __future__ import annotations
 from datetime import datetime
 
 from playbooks.analyzers.evidence import parse_time
-from playbooks.gather import BATCH_JOB_LABELS, KUBEFLOW_JOB_LABEL
+from playbooks.analyzers.owners import pod_owner
 from playbooks.karpenter.resources import pod_requests
 
 # Devices a pod asks for that make it part of the accelerator fleet. EFA is asked for together with
 # GPUs by training pods (vpc.amazonaws.com/efa), so a pod asking for EFA alone is counted too.
 ACCELERATORS = ("nvidia.com/gpu", "aws.amazon.com/neuron", "aws.amazon.com/neuroncore", "vpc.amazonaws.com/efa")
-JOBSET_LABEL = "jobset.sigs.k8s.io/jobset-name"
-# Controllers whose pods are a training workload, and the kind gpubot names them by.
-WORKLOAD_OWNERS = {"PyTorchJob": "pytorchjob", "TFJob": "tfjob", "MPIJob": "mpijob", "JobSet": "jobset",
-                   "Job": "job", "TrainJob": "trainjob"}
-# kubeflow/training-operator pkg/controller.v1/*: the operator-name label says which job kind made the pod
-# when its ownerReference is not at hand.
-_OPERATORS = {"pytorchjob-controller": "pytorchjob", "tfjob-controller": "tfjob", "mpijob-controller": "mpijob"}
 
 
 def meta(obj: dict) -> dict:
@@ -63,23 +56,13 @@ def accelerators(pod: dict) -> dict[str, float]:
 def workload(pod: dict) -> tuple[str, str]:
     """(kind, name) of the training workload a pod belongs to; ("pod", its name) for a bare pod.
 
-    A JobSet's pods belong to the JobSet, not to the batch Job between them; Kubeflow and batch pods to
-    their controller (ownerReferences), else to the job their labels name.
+    Read as fixes read it (playbooks.analyzers.owners.pod_owner): a JobSet's pods belong to the JobSet,
+    not to the batch Job between them; Kubeflow and batch pods to their controller (ownerReferences),
+    else to the job their labels name (the operator-name label telling PyTorchJob, TFJob and MPIJob v1
+    or v2beta1 apart). A TrainJob's pods show only their JobSet, which has the TrainJob's name.
     """
-    labels = labels_of(pod)
-    if labels.get(JOBSET_LABEL):
-        return "jobset", labels[JOBSET_LABEL]
-    for ref in meta(pod).get("ownerReferences") or []:
-        kind = WORKLOAD_OWNERS.get(str(ref.get("kind")))
-        if kind and ref.get("name"):
-            return kind, str(ref["name"])
-    if labels.get(KUBEFLOW_JOB_LABEL):
-        operator = labels.get("training.kubeflow.org/operator-name", "")
-        return _OPERATORS.get(operator, "pytorchjob"), labels[KUBEFLOW_JOB_LABEL]
-    for key in BATCH_JOB_LABELS:
-        if labels.get(key):
-            return "job", labels[key]
-    return "pod", name_of(pod)
+    owner = pod_owner(pod)
+    return owner.key, owner.name
 
 
 def owned_by_daemonset(pod: dict) -> bool:

@@ -35,8 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--kubeconfig", help="kubeconfig file (default: KUBECONFIG or ~/.kube/config)")
         p.add_argument("--json", action="store_true", help="print the diagnosis as JSON")
 
-    p = sub.add_parser("diagnose", help="diagnose a pod, job, pytorchjob, node or nodepool")
-    p.add_argument("target", help="pod/NAME, job/NAME, pytorchjob/NAME, node/NAME, nodepool/NAME or a bare name")
+    p = sub.add_parser("diagnose", help="diagnose a pod, job, pytorchjob, tfjob, mpijob, jobset, trainjob, node or nodepool")
+    p.add_argument("target", help="pod/NAME, job/NAME, pytorchjob/NAME (also tfjob/, mpijob/, jobset/, trainjob/), node/NAME, nodepool/NAME or a bare name")
     p.add_argument("--record", action="store_true", help="record the diagnosis as an incident (GPUBOT_DATABASE_URL)")
     cluster_options(p)
 

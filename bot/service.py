@@ -22,6 +22,7 @@ from bot.gateway.ec2 import Ec2Catalog, catalog_for
 from bot.settings import Settings
 from bot.targets import parse_target, validate_context, validate_namespace
 from bot.textinput import decode_log
+from playbooks.analyzers.owners import OWNER_KINDS
 from playbooks.engine import NamespaceNotFound, TargetNotFound, diagnose
 from playbooks.explain import explain_text
 from playbooks.gather import KUBEFLOW_JOB_LABEL, Limits
@@ -150,7 +151,7 @@ class DiagnosisService:
         target = parse_target(target_text, namespace=namespace or access.default_namespace or self.settings.namespace)
         gateway = self._open_cluster(context, asker, access)
         allowed = access.namespace_filter(gateway.name)
-        if target.kind in ("pod", "job", "pytorchjob") or (target.kind == "auto" and namespace is not None):
+        if target.kind in ("pod", *OWNER_KINDS) or (target.kind == "auto" and namespace is not None):
             if not allowed(target.namespace or ""):
                 if namespace is None:
                     raise Refused(self._name_a_namespace(access, gateway.name))

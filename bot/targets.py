@@ -17,11 +17,15 @@ KIND_ALIASES = {
     "pod": "pod", "pods": "pod", "po": "pod",
     "job": "job", "jobs": "job",
     "pytorchjob": "pytorchjob", "pytorchjobs": "pytorchjob", "ptj": "pytorchjob",
+    "tfjob": "tfjob", "tfjobs": "tfjob",
+    "mpijob": "mpijob", "mpijobs": "mpijob",
+    "jobset": "jobset", "jobsets": "jobset",
+    "trainjob": "trainjob", "trainjobs": "trainjob",
     "node": "node", "nodes": "node", "no": "node",
     "nodepool": "nodepool", "nodepools": "nodepool", "np": "nodepool",
 }
 CLUSTER_SCOPED = {"node", "nodepool"}
-KINDS = ("pod", "job", "pytorchjob", "node", "nodepool")
+KINDS = ("pod", "job", "pytorchjob", "tfjob", "mpijob", "jobset", "trainjob", "node", "nodepool")
 
 
 def _show(value: str) -> str:

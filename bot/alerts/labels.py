@@ -18,6 +18,7 @@ import ipaddress
 import re
 from typing import Mapping
 
+from playbooks.analyzers.owners import OWNER_KINDS
 from playbooks.model import Target
 
 # RFC 1123 subdomain (pods, jobs, nodes, NodePools) and label (namespaces), as bot/targets.py checks them.
@@ -27,7 +28,7 @@ _PORT = re.compile(r":\d{1,5}$")
 
 # The kinds a diagnosis can be run on (bot/targets.py KINDS). An alert that names none of them gets a
 # target of kind "alert": it is posted as it came, with nothing to diagnose.
-DIAGNOSABLE = ("pod", "job", "pytorchjob", "node", "nodepool")
+DIAGNOSABLE = ("pod", *OWNER_KINDS, "node", "nodepool")
 
 # Severity label values seen in the wild, mapped onto ours (playbooks.model.SEVERITIES).
 _SEVERITY = {

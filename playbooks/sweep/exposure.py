@@ -16,10 +16,8 @@ from playbooks.analyzers.evidence import field
 from playbooks.model import Remediation, Target
 from playbooks.problems import Problem
 from playbooks.remediations import DO_NOT_DISRUPT, WORKLOAD_KINDS, annotate_do_not_disrupt, nodepool_consolidation
+from playbooks.remediations.protection import is_protected
 from playbooks.sweep.objects import accelerators, meta, name_of, owned_by_daemonset, workload
-
-# The protection the remediation writes; a duration ("2h") also protects in current releases.
-_UNPROTECTED = ("", "false")
 
 
 def consolidation_exposure(nodepool: dict) -> str | None:
@@ -36,8 +34,10 @@ def consolidation_exposure(nodepool: dict) -> str | None:
     return f"consolidationPolicy {policy}, consolidateAfter {after}"
 
 
-def protected(pod: dict) -> bool:
-    return str((meta(pod).get("annotations") or {}).get(DO_NOT_DISRUPT, "")).strip().lower() not in _UNPROTECTED
+def protected(pod: dict, *, karpenter_version: str | None = None) -> bool:
+    # As Karpenter reads the annotation: "true", or from v1.12 a duration still running (anything else,
+    # "True" and "yes" included, protects nothing): playbooks/remediations/protection.py.
+    return is_protected(pod, karpenter_version=karpenter_version)
 
 
 def exposed_training_pods(pods: list[dict]) -> list[dict]:

@@ -13,6 +13,10 @@ from bot.targets import parse_target, validate_namespace
     ("node/ip-10-0-5-89.ap-northeast-2.compute.internal", "node", "ip-10-0-5-89.ap-northeast-2.compute.internal"),
     ("nodepool/gpu", "nodepool", "gpu"),
     ("llama-3-8b", "auto", "llama-3-8b"),
+    ("tfjob/resnet-ps", "tfjob", "resnet-ps"),
+    ("MPIJobs/nccl-tests", "mpijob", "nccl-tests"),
+    ("jobset/llama-pretrain", "jobset", "llama-pretrain"),
+    ("trainjob/qwen-sft", "trainjob", "qwen-sft"),
 ])
 def test_parse_target(text, kind, name):
     target = parse_target(text, namespace="ml")

@@ -51,6 +51,15 @@ def test_a_trainjob_by_bare_name_is_diagnosed_as_the_trainjob(owners_env, cli):
     assert annotate["params"] == {"kind": "jobset", "namespace": NAMESPACE, "name": "llama-ft"}
 
 
+def test_trainjob_and_jobset_kinds_by_name(owners_env, cli):
+    result = cli("diagnose", "trainjob/llama-ft", "-n", NAMESPACE, "--json")
+    assert result.code == 0, result.err
+    diagnosis = json.loads(result.out)
+    assert diagnosis["target"]["kind"] == "trainjob" and diagnosis["findings"][0]["code"] == "karpenter.disruption"
+    missing = cli("diagnose", "tfjob/llama-ft", "-n", NAMESPACE)
+    assert missing.code == 2 and "tfjob" in missing.err and "\n" not in missing.err.strip(), missing.err
+
+
 def test_a_pod_of_the_trainjob_gets_a_fix_for_the_trainjob_without_injected_fields(owners_env):
     from bot.gateway.kube import connect
     from bot.settings import load_settings

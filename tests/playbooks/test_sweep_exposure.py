@@ -61,3 +61,13 @@ def test_batch_job_by_label_and_false_annotation():
             annotations={"karpenter.sh/do-not-disrupt": "false"})
     [found] = problems([p], [nodepool("train")])
     assert found.target.kind == "job" and found.target.name == "qwen"
+
+
+def test_values_karpenter_does_not_read_as_protection_are_exposed():
+    # Karpenter compares the annotation with "true" exactly, and reads a duration from the pod's start
+    # (playbooks/remediations/protection.py): "True", "yes" and a duration long past protect nothing.
+    pods = [pod(f"w-{i}", node="ip-a", owner=("PyTorchJob", f"job-{i}"), annotations={"karpenter.sh/do-not-disrupt": v})
+            for i, v in enumerate(("True", "yes", "1s"))]
+    for p in pods:
+        p["status"]["startTime"] = "2026-01-01T00:00:00Z"
+    assert sorted(found.target.name for found in problems(pods, [nodepool("train")])) == ["job-0", "job-1", "job-2"]

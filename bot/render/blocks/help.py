@@ -7,7 +7,7 @@ from bot.render.blocks.text import clean, escape
 COMMANDS = (
     ("why-pending <job>", "why a job's pods are not running: scheduling, Karpenter, EC2 capacity"),
     ("diagnose <target>",
-     "findings, evidence and a fix for `pod/`, `job/`, `pytorchjob/`, `node/`, `nodepool/` or a bare name"),
+     "findings, evidence and a fix for `pod/`, `job/`, `pytorchjob/`, `tfjob/`, `mpijob/`, `jobset/`, `trainjob/`, `node/`, `nodepool/` or a bare name"),
     ("explain [text]", "diagnose pasted log text; without text, opens a box to paste it into"),
     ("nodes", "GPU nodes: allocatable vs capacity, unhealthy GPUs, NotReady"),
     ("nodepools", "GPU NodePools: usage vs limits, consolidation policy, disruption budgets"),

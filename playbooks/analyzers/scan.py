@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from playbooks.analyzers.evidence import event_component, event_source, event_time
+from playbooks.analyzers.history import recovered
 from playbooks.facts import Facts, PodFacts
 from playbooks.karpenter.nodeclaim import within_limits
 from playbooks.signatures import Signal, scan_line, scan_lines
@@ -51,6 +52,8 @@ def _scan(facts: Facts):
             for sig in scan_line(status["message"], source=f"{pod.ref} status.message"):
                 yield Located(sig, "condition", pod=pod)
         for (container, previous), text in pod.logs.items():
+            if previous and recovered(pod.pod, container):
+                continue  # a crash the container has run fine for an hour since: history (analyzers/history.py)
             source = f"log {pod.ref} container {container}" + (" (previous)" if previous else "")
             for sig in scan_lines(text.splitlines(), source=source):
                 yield Located(sig, "log", pod=pod)

@@ -6,6 +6,7 @@ import re
 from playbooks import hardware
 from playbooks.analyzers import evidence as ev
 from playbooks.analyzers.disruption import disrupted_nodes
+from playbooks.analyzers.history import recovered
 from playbooks.analyzers.scan import signals
 from playbooks.facts import Facts, PodFacts
 from playbooks.fixes import render_fix
@@ -101,7 +102,8 @@ def analyze_terminated(facts: Facts):
 
 def _killed(pod: PodFacts) -> dict | None:
     for status in pod.container_statuses():
-        for state in (status.get("state") or {}, status.get("lastState") or {}):
+        past = {} if recovered(pod.pod, status.get("name", "")) else status.get("lastState") or {}
+        for state in (status.get("state") or {}, past):
             term = state.get("terminated")
             if term and (term.get("exitCode") in (143, 137) or term.get("reason") == "OOMKilled"):
                 return {k: term[k] for k in ("exitCode", "reason", "signal", "finishedAt") if k in term}

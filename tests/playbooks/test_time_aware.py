@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from playbooks.analyzers import signals
+from playbooks.analyzers import history, signals
 from playbooks.engine import analyze
 from playbooks.facts import Facts, PodFacts
 from playbooks.model import Target
@@ -58,3 +58,42 @@ def test_settled_needs_every_container_up_for_an_hour() -> None:
     assert signals.settled(pod("2026-01-01T11:59:00Z"), now=NOW)
     assert not signals.settled(pod("2026-01-01T11:59:00Z", "2026-01-01T12:30:00Z"), now=NOW)
     assert not signals.settled({"status": {"phase": "Succeeded", "containerStatuses": []}}, now=NOW)
+
+
+# The PyTorch caching allocator's message (c10/cuda/CUDACachingAllocator.cpp), as the previous run printed it.
+OOM = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+       "79.19 GiB of which 1.06 GiB is free. Process 3122 has 78.12 GiB memory in use.")
+
+
+def _restarted(*, running_for_min: float) -> PodFacts:
+    pod = _pod(running_for_min=running_for_min, restarts=1)
+    pod.events.clear()
+    pod.logs[("trainer", True)] = f"step 10 loss 2.1\n{OOM}\n"
+    return pod
+
+
+def test_a_crash_the_container_has_run_fine_for_an_hour_since_is_history() -> None:
+    assert "training.cuda_oom" not in _codes(_restarted(running_for_min=90))
+
+
+def test_a_recent_crash_in_the_previous_run_is_still_the_finding() -> None:
+    assert _codes(_restarted(running_for_min=5)).get("training.cuda_oom") == "error"
+
+
+def test_recovered_reads_the_named_container() -> None:
+    pod = {"status": {"containerStatuses": [
+        {"name": "trainer", "state": {"running": {"startedAt": "2026-01-01T11:00:00Z"}}},
+        {"name": "sidecar", "state": {"running": {"startedAt": "2026-01-01T12:50:00Z"}}}]}}
+    assert history.recovered(pod, "trainer", now=NOW)
+    assert not history.recovered(pod, "sidecar", now=NOW)
+    assert not history.recovered(pod, "missing", now=NOW)
+
+
+def test_a_sigkill_before_an_hour_of_clean_running_is_not_a_termination() -> None:
+    pod = _restarted(running_for_min=90)
+    pod.logs.clear()
+    status = pod.pod["status"]["containerStatuses"][0]
+    status["lastState"] = {"terminated": {"exitCode": 137, "reason": "Error", "finishedAt": _stamp(91)}}
+    assert "training.terminated" not in _codes(pod)
+    status["state"] = {"running": {"startedAt": _stamp(3)}}
+    assert "training.terminated" in _codes(pod)

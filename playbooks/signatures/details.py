@@ -317,6 +317,15 @@ def nodepool_limit_reached(view: View) -> str:
 
 
 def insufficient_capacity(view: View) -> str:
+    if view.get("problem") == "AsgInstanceLaunchFailures":  # nodes.py nodegroup.health_issue
+        return (
+            "The EKS managed node group's Auto Scaling group keeps failing to launch instances "
+            "(AsgInstanceLaunchFailures). The issue code does not say why: the cause is in the Auto Scaling "
+            "activities, so collect next: aws autoscaling describe-scaling-activities --auto-scaling-group-name "
+            "<asg> (StatusMessage). For GPU types it is usually InsufficientInstanceCapacity, but a vCPU quota, an "
+            "AMI or a launch template / KMS key problem fail the same way: read it before adding instance types "
+            "or zones."
+        )
     what = view.get("instance_type", "the chosen instance type")
     where = f" in {view.get('zone')}" if view.get("zone") else ""
     return (
@@ -366,8 +375,43 @@ def quota_exceeded(view: View) -> str:
     )
 
 
+# EKS managed node group health issue codes about subnets (botocore eks NodegroupIssueCode; meanings from
+# the EKS API reference, Issue.code).
+_NODEGROUP_SUBNET_ISSUES = {
+    "InsufficientFreeAddresses": (
+        "A subnet of the EKS managed node group has no free IP addresses for new nodes "
+        "(InsufficientFreeAddresses), so the node group cannot scale up. Free addresses or add subnets with room "
+        "(a secondary CIDR), and lower the VPC CNI's warm pool (WARM_IP_TARGET / WARM_ENI_TARGET) so running "
+        "nodes hold fewer spare IPs."
+    ),
+    "Ec2SubnetNotFound": (
+        "A subnet the EKS managed node group launches into no longer exists (Ec2SubnetNotFound). The node group "
+        "cannot launch there: update its subnets (a new node group, or the launch template's subnets) to ones "
+        "that exist."
+    ),
+    "Ec2SubnetInvalidConfiguration": (
+        "A subnet of the EKS managed node group does not auto-assign public IPv4 addresses to instances "
+        "launched into it (Ec2SubnetInvalidConfiguration), which a node group in a public subnet needs to "
+        "reach the cluster. Enable MapPublicIpOnLaunch on the subnet, or move the node group to private subnets "
+        "with a NAT gateway or VPC endpoints."
+    ),
+}
+
+
 def subnet_problem(view: View) -> str:
     problem = view.get("problem")
+    if problem == "no pod IP address":  # nodes.py cni.pod_ip_unavailable (aws/amazon-vpc-cni-k8s)
+        return (
+            "The VPC CNI (aws-node / ipamd) could not assign the pod an IP address, so its sandbox is never created "
+            "and it stays ContainerCreating. Either the subnet has no free IPs left, or the node's own pool is used "
+            "up: each ENI holds a fixed number of addresses (the instance type's ENI limits) unless prefix "
+            "delegation (ENABLE_PREFIX_DELEGATION=true) gives /28 prefixes instead. Warm pools (WARM_IP_TARGET, "
+            "WARM_ENI_TARGET, MINIMUM_IP_TARGET on the aws-node DaemonSet) decide how many spare IPs each node "
+            "holds. To tell which, collect next: the subnets' free addresses (aws ec2 describe-subnets, "
+            "AvailableIpAddressCount) and ipamd's log on the node (/var/log/aws-routed-eni/ipamd.log)."
+        )
+    if problem in _NODEGROUP_SUBNET_ISSUES:  # nodes.py nodegroup.health_issue (EKS NodegroupIssueCode)
+        return _NODEGROUP_SUBNET_ISSUES[problem]
     if "no subnets" in problem:
         return (
             "The EC2NodeClass subnetSelectorTerms match no subnet (usually a missing karpenter.sh/discovery tag), so "
@@ -476,42 +520,155 @@ XID_MEANINGS = {
 }
 
 
-def unhealthy_device(view: View) -> str:
-    xid = f" after Xid {view.get('xid')} ({XID_MEANINGS.get(view.get('xid'), 'see NVIDIA Xid catalogue')})" if view.get("xid") else ""
+# EKS node monitoring agent (aws/eks-node-monitoring-agent pkg/reasons/reasons.yaml): a Fatal reason sets
+# AcceleratedHardwareReady=False, a Warning one only records an event. Karpenter's node repair
+# (kubernetes-sigs/karpenter pkg/controllers/node/health/controller.go, feature gate NodeRepair, alpha
+# since v1.1 and off by default; on in EKS Auto Mode) deletes the NodeClaim once a condition of the cloud
+# provider's RepairPolicies has held for its toleration: aws/karpenter-provider-aws
+# pkg/cloudprovider/cloudprovider.go RepairPolicies gives AcceleratedHardwareReady=False 10 minutes. It
+# holds back while more than 20% of the NodePool's nodes are unhealthy (allowedUnhealthyPercent).
+REPAIR_NOTE = (
+    " When the agent sets AcceleratedHardwareReady=False (a Fatal reason; Warning reasons only record an "
+    "event), Karpenter's node repair (feature gate NodeRepair, Karpenter v1.1+, on by default in EKS Auto Mode) "
+    "replaces the node once the condition has been False for 10 minutes, unless more than 20% of the NodePool's "
+    "nodes are unhealthy. Without node repair nothing replaces it: cordon, drain and delete the node yourself."
+)
+# The agent's reasons that stand for an Xid (reasons.yaml): the double-bit ECC reason is Xid 48's.
+_AGENT_XIDS = {"NvidiaDoubleBitError": "48"}
+# nvidia-smi -q keys (documents/nvidia_smi_q.py) whose fix is a GPU reset, not a new node: NVIDIA's GPU
+# memory error management guide (docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt) applies a pending row
+# remap or page retirement at the next GPU reset.
+_RESET_KEYS = frozenset({"Pending", "Pending Page Blacklist", "Pending Page Retirement"})
+_XID_NEXT = (" What to collect next: dmesg | grep -i xid on the node (kubectl debug node/<node> -it "
+             "--image=public.ecr.aws/amazonlinux/amazonlinux:2023 -- chroot /host), for the Xid behind it.")
+
+
+def _from_agent(view: View) -> bool:
+    """Signals of the EKS node monitoring agent carry a reason, a DCGM code or an Xid level."""
+    return bool(view.all("reason") or view.all("dcgm_code") or view.all("level"))
+
+
+def _from_nvidia_smi(view: View) -> bool:
+    """nvidia-smi -q (documents/nvidia_smi_q.py: bus, key) or nvidia-smi's table and errors (pci)."""
+    return bool(view.all("bus") or view.all("pci"))
+
+
+def _agent_lead(view: View) -> str:
+    dcgm = f" (DCGM health error code {_list(view.all('dcgm_code'))})" if view.all("dcgm_code") else ""
     return (
-        f"The NVIDIA device plugin marked GPU(s) unhealthy{xid}. Unhealthy GPUs stay in the node's capacity but "
-        "leave allocatable; a pod bound there fails admission (UnexpectedAdmissionError, 'Allocate failed due to no "
-        "healthy devices present') and ends Failed. The plugin does not mark a GPU healthy again by itself: check "
-        "dmesg on the node for Xid errors, then cordon and drain the node and replace the instance (Karpenter "
-        "launches a new one); restarting the plugin only helps after a transient fault."
+        f"The EKS node monitoring agent reported {_list(view.all('reason'))}{dcgm} for the node's GPUs. A job "
+        "placed on a GPU in this state fails or slows down; drain the node before restarting the job."
     )
 
 
+def _smi_lead(view: View) -> str:
+    keys, gpu = view.all("key"), _list(view.all("bus") or view.all("pci"))
+    if _RESET_KEYS & set(keys):
+        return (
+            f"nvidia-smi -q shows a memory repair pending on GPU {gpu} ({_list(keys)}): the GPU found uncorrectable "
+            "memory errors and set spare rows (or a page retirement) aside, which take effect only at the next GPU "
+            "reset. Drain the node; a GPU reset (nvidia-smi -r -i <index>, no process on the GPU) or a reboot then "
+            "applies the remap, and replacing the node works as well. If 'Remapping Failure Occurred' says Yes, or "
+            "a remap is pending again after the reset, the GPU has no spare rows left: replace the node."
+        )
+    if keys:
+        return (
+            f"nvidia-smi -q reports {_list(keys)} on GPU {gpu}. Drain the node: reset the GPU (or reboot) and "
+            "replace the node if the errors come back."
+        )
+    return (
+        f"nvidia-smi cannot use GPU {gpu} or counts uncorrectable errors on it: the driver lost the GPU or its "
+        "memory is failing. Drain the node and replace the instance (Karpenter launches a new one)."
+    )
+
+
+def unhealthy_device(view: View) -> str:
+    if view.get("bus") or view.get("pci"):
+        text = _smi_lead(view)
+    elif view.get("reason") or view.get("dcgm_code"):
+        text = _agent_lead(view)
+    else:
+        xid = f" after Xid {view.get('xid')} ({XID_MEANINGS.get(view.get('xid'), 'see NVIDIA Xid catalogue')})" if view.get("xid") else ""
+        text = (
+            f"The NVIDIA device plugin marked GPU(s) unhealthy{xid}. Unhealthy GPUs stay in the node's capacity but "
+            "leave allocatable; a pod bound there fails admission (UnexpectedAdmissionError, 'Allocate failed due to no "
+            "healthy devices present') and ends Failed. The plugin does not mark a GPU healthy again by itself: check "
+            "dmesg on the node for Xid errors, then cordon and drain the node and replace the instance (Karpenter "
+            "launches a new one); restarting the plugin only helps after a transient fault."
+        )
+        if _RESET_KEYS & set(view.all("key")):
+            text += " nvidia-smi -q also shows a row remap pending: a GPU reset or a reboot applies it."
+    if _from_agent(view):
+        text += REPAIR_NOTE
+    if _from_nvidia_smi(view):
+        text += _XID_NEXT
+    return text
+
+
 def xid_error(view: View) -> str:
-    xid = view.get("xid", "?")
+    xid = view.get("xid") or _AGENT_XIDS.get(view.get("reason"), "?")
     meaning = XID_MEANINGS.get(xid, "see the NVIDIA Xid catalogue")
     if view.confidence == "medium" and xid in ("13", "31", "43", "45"):
         return (
             f"Xid {xid}: {meaning}. The device plugin ignores these application-level Xids; look at the CUDA error "
             "in the job's own log rather than at the hardware."
         )
-    return (
-        f"The GPU driver reported Xid {xid} on PCI {view.get('pci', '?')}: {meaning}. Treat the node as faulty: "
+    if set(view.all("level")) == {"Warning"}:
+        return (
+            f"The EKS node monitoring agent saw Xid {xid} ({meaning}) but raised only a Warning event: it is not on "
+            "the agent's list of fatal Xids, so the node stays Ready and node repair does not act. Check the job's "
+            "own errors around that time; if the Xid repeats or jobs fail on this node, drain and replace it."
+        )
+    if view.get("pci") or not _from_agent(view):
+        who = f"The GPU driver reported Xid {xid} on PCI {view.get('pci', '?')}"
+    else:
+        named = f" ({view.get('reason')})" if view.get("reason") else ""
+        who = f"The EKS node monitoring agent reported Xid {xid}{named}"
+    text = (
+        f"{who}: {meaning}. Treat the node as faulty: "
         "cordon and drain it, terminate the instance so Karpenter replaces it, and restart the job from its last "
         "checkpoint. Repeated Xids on one instance type / AZ are worth an AWS support case with the instance ID."
     )
+    return text + REPAIR_NOTE if _from_agent(view) else text
 
 
 def device_plugin_missing(view: View) -> str:
+    error = view.get("nvml_error")
+    if "version mismatch" in error.lower().replace("_", " "):
+        return (
+            f"NVML failed with '{error}': the NVIDIA kernel module loaded on the node and the user-space driver "
+            "libraries differ, which happens when the driver is upgraded (a package update, a GPU Operator driver "
+            "rollout) without a reboot. No GPU on the node works until it reboots; containerd and device plugin "
+            "settings do not matter here. Cordon and drain the node, then reboot it or replace it (delete the node "
+            "and Karpenter launches a fresh one), and keep driver upgrades out of running nodes (pin the AMI)."
+        )
+    if view.get("gpu_evidence"):  # documents/describe_node.py: a GPU instance without nvidia.com/gpu
+        node = f"Node {view.get('node')}" if view.get("node") else "The node"
+        return (
+            f"{node} is a GPU instance ({view.get('gpu_evidence')}) but advertises no "
+            "nvidia.com/gpu, so GPU pods stay Pending. No NVIDIA device plugin has registered with its kubelet: the "
+            "plugin DaemonSet is not scheduled there (nodeSelector, or no toleration for the node's taints), is "
+            "crashing (its log names NVML errors), or the node uses a non-GPU AMI (AL2023 / Bottlerocket need "
+            "their NVIDIA variants)."
+        )
     return (
-        f"The NVIDIA device plugin runs but cannot see any GPU ({view.get('detail', 'NVML unavailable')}), so the "
-        "node advertises no nvidia.com/gpu and GPU pods stay Pending. Usual causes: the container runtime is not "
+        f"The NVIDIA device plugin runs but cannot see any GPU ({view.get('detail') or error or 'NVML unavailable'}), so "
+        "the node advertises no nvidia.com/gpu and GPU pods stay Pending. Usual causes: the container runtime is not "
         "configured with the NVIDIA runtime (nvidia-ctk runtime configure), a non-GPU AMI (AL2023 / Bottlerocket "
         "need their NVIDIA variants), or the plugin scheduled on a non-GPU node."
     )
 
 
 def efa_resource_unavailable(view: View) -> str:
+    if view.get("problem") or view.get("devices"):  # efa.py efa.no_provider: seen from inside the container
+        return (
+            f"The container sees no usable EFA device ({view.get('problem') or 'total_device_cnt=' + view.get('devices')}), "
+            "so libfabric offers no efa provider and NCCL falls back to TCP sockets: the job runs, many times "
+            "slower between nodes. Request vpc.amazonaws.com/efa in the pod's resources (EFA devices are only "
+            "mounted into containers that request them), check that the aws-efa-k8s-device-plugin runs on the "
+            "node and advertises vpc.amazonaws.com/efa, and that the instance type has EFA (p4d, p5, large g6e / "
+            "trn sizes ...)."
+        )
     return (
         "Pods request vpc.amazonaws.com/efa but no node offers it. The aws-efa-k8s-device-plugin DaemonSet must run "
         "on the GPU nodes (its default tolerations do not include GPU taints such as nvidia.com/gpu), the instance "
@@ -520,8 +677,22 @@ def efa_resource_unavailable(view: View) -> str:
     )
 
 
+# efa_errno.h (ofiwg/libfabric prov/efa/src): 4105 Out of memory, 4108 RX entries exhausted, 4109 TX
+# entries exhausted: the local provider ran out of buffers, nothing was dropped on the network.
+_EFA_EXHAUSTED = frozenset({"4105", "4108", "4109"})
+
+
 def network_unreachable(view: View) -> str:
     error = view.get("ofi_error")
+    if error in _EFA_EXHAUSTED and not view.get("peer_meaning"):
+        return (
+            f"libfabric reported error {error} ({view.get('ofi_message', 'resource exhaustion')}): the EFA provider "
+            "on this host ran out of its own memory or request entries. That is resource exhaustion, not a security "
+            "group or a lost peer: too many transfers in flight for the provider's pools, or memory it could not "
+            "register or allocate (the container's memory limit, huge pages). Check the container's memory and "
+            "huge pages, update the EFA installer / libfabric and aws-ofi-nccl; collect next: a rerun with "
+            "FI_LOG_LEVEL=warn and NCCL_DEBUG=INFO, whose provider warnings name the pool that ran dry."
+        )
     what = f"libfabric reported error {error} ({view.get('ofi_message')})" if error else f"NCCL could not reach a peer ({view.get('problem', 'network error')})"
     return (
         f"{what}. 'Unreachable remote' (15) is most often security groups or subnets: the node security group must "
@@ -532,7 +703,7 @@ def network_unreachable(view: View) -> str:
 
 
 def peer_unresponsive(view: View) -> str:
-    text = (
+    text = _system_error() if view.get("problem") == "ncclSystemError" else (
         "Another rank stopped answering: EFA error 4126 'Unresponsive receiver (reachable by EFA device but "
         "handshake failed)' or ncclRemoteError means the peer process is most likely no longer there. This rank is a "
         "victim; the cause is on the peer: look at the other pods' logs and events around the same time (OOM, "
@@ -551,6 +722,16 @@ def peer_unresponsive(view: View) -> str:
     if "training.cuda_oom" in view.codes:
         text += " A CUDA OOM appears in the same text: the rank that ran out of memory exits and its peers report exactly this error."
     return text
+
+
+def _system_error() -> str:
+    # nccl.system_error (signatures/nccl.py): ncclSystemError from NVIDIA/nccl src/init.cc ncclGetErrorString;
+    # ncclRemoteError, which names a vanished peer, exists only from NCCL 2.13 on.
+    return (
+        "A system call inside NCCL failed on this host: a socket (peer gone, firewall or security group), "
+        "/dev/shm, or a device call. Before NCCL 2.13 a peer that exited also read this way. Rerun with "
+        "NCCL_DEBUG=INFO: the WARN line before the error names the call."
+    )
 
 
 def nccl_timeout(view: View) -> str:

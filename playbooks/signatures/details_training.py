@@ -47,11 +47,28 @@ def invalid_usage(view: View) -> str:
             "container's nvidia.com/gpu limit (nproc_per_node=auto counts the visible GPUs), and each rank must call "
             "torch.cuda.set_device(LOCAL_RANK). Also check that CUDA_VISIBLE_DEVICES is not overridden."
         )
+    if view.get("problem") == "unhandled cuda error":
+        return cuda_failure(view)
     return (
         "NCCL rejected the job's configuration (ncclInvalidUsage): two ranks on one GPU (nproc_per_node larger than "
         "the pod's nvidia.com/gpu), a rank not calling torch.cuda.set_device(LOCAL_RANK), mismatched NCCL builds "
         "between ranks, or communicator calls out of order. Rerun with NCCL_DEBUG=WARN: NCCL prints the exact reason "
         "just before it returns the error."
+    )
+
+
+def cuda_failure(view: View) -> str:
+    """nccl.cuda_failure / nccl.unhandled_cuda_error (signatures/nccl.py): ncclUnhandledCudaError, with the
+    meaning of the ``NCCL WARN Cuda failure '<msg>'`` line when one was read (nccl.SETUP_CUDA_FAILURES)."""
+    failure = view.get("cuda_error")
+    named = f" ('{failure}': {view.get('meaning')})" if failure and view.get("meaning") else ""
+    return (
+        f"A CUDA call inside NCCL failed{named}. The NCCL WARN 'Cuda failure' line names it: 'invalid device "
+        "ordinal' means more ranks than GPUs in the pod (--nproc_per_node above its nvidia.com/gpu); 'CUDA driver "
+        "version is insufficient for CUDA runtime version' means a node driver older than the image's CUDA "
+        "runtime (use the node's GPU AMI of a newer release or an image built for an older CUDA); 'peer access is "
+        "not supported' means no GPU peer-to-peer access (set NCCL_P2P_DISABLE=1). An 'out of memory' failure "
+        "is reported as training.cuda_oom."
     )
 
 

@@ -2,7 +2,8 @@
 
 Rules: ``efa.completion_error`` (a completion error that names the EFA provider error number:
 aws-ofi-nccl's ``... completed with error: err: N, flags: F, prov_errno: E, strerror: ...`` and
-libfabric's own ``err: <text> (N), prov_errno: <text> (E)`` / ``EFA internal error: (E) <text>``),
+libfabric's own ``err: <text> (N), prov_errno: <text> (E)`` / ``EFA internal error: (E) <text>``; with the
+line's leading ``time`` and NCCL ``host`` prefix, playbooks/signatures/log_time.py, for blaming the first to fail),
 ``efa.unnamed_completion_error`` (old aws-ofi-nccl ``RC: N. Error: unknown error`` and old libfabric
 ``err: N, prov_err: <text> (N)``),
 ``efa.security_group_banner`` (the banner aws-ofi-nccl prints under an ``EHOSTUNREACH`` completion) and
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import re
 
+from playbooks.signatures.log_time import stamped
 from playbooks.signatures.model import Rule, Verdict
 
 FI_EHOSTUNREACH = "113"  # libfabric fi_errno.h: FI_EHOSTUNREACH = EHOSTUNREACH
@@ -132,8 +134,8 @@ RULES: tuple[Rule, ...] = (
         title="EFA completion error {ofi_error} ({ofi_message})",
         keywords=("prov_errno: ", "EFA internal error: ("),
         extract=_DETAILS,
-        refine=_completion,
-        fields_doc="ofi_error (EFA provider error number), ofi_message, fi_errno (libfabric errno), host_id, peer_addr, peer_host_id, peer_meaning",
+        refine=stamped(_completion),
+        fields_doc="ofi_error (EFA provider error number), ofi_message, fi_errno (libfabric errno), host_id, peer_addr, peer_host_id, peer_meaning, time, host",
         example="ip-10-1-2-3:311:395 [0] NCCL WARN NET/OFI Request 0x7f5e2c0a8f40 (send) completed with error: err: 113, flags: 2050, prov_errno: 15, strerror: Unreachable remote - never received a response My EFA addr: fi_addr_efa://[fe80::8d8:57ff:fe1a:b2c3]:0:1583190451 My host id: i-0a1b2c3d4e5f60718 Peer EFA addr: fi_addr_efa://[fe80::87b:1dff:fe3c:4d5e]:0:512 Peer host id: N/A, len: 0",
     ),
     Rule(

@@ -2,9 +2,25 @@
 
 libfabric EFA error numbers (prov/efa/src/efa_errno.h): a peer that vanished shows as 4126
 "Unresponsive receiver (reachable by EFA device but handshake failed)", 4124 "Unresponsive receiver
-(connection previously established)", 13 "Unresponsive remote (was previously responsive)" or 8
-"Connection was reset by remote peer". 15 "Unreachable remote (never received a response)" is
-usually security groups or subnets. Anything else is treated as an EFA network problem.
+(connection previously established)", 13 "Unresponsive remote (was previously responsive)", 8
+"Connection was reset by remote peer", 9, 14 or 4127 (efa.py's PEER_GONE, which this module shares).
+15 "Unreachable remote (never received a response)" is usually security groups or subnets. Anything
+else is treated as an EFA network problem.
+
+Two shapes carry the number (rule ofi.request_error):
+- aws-ofi-nccl ``cm_req_handle_error_entry`` / ``ofi_process_cq`` (v1.6-v1.17): ``RC: 103. Error: 4126
+  (Unresponsive receiver (...) My EFA addr: ...)``: the number after ``Error:`` is the EFA one.
+- libfabric's own ``efa_rdm_txe_handle_error`` / ``efa_rdm_rxe_handle_error`` / ``efa_base_ep`` warning
+  (ofiwg/libfabric v1.18-v2.x prov/efa/src/rdm/efa_rdm_ope.c, ``EFA_WARN(FI_LOG_CQ, "err: %d, message: %s
+  (%d)", err, err_data, prov_errno)``; aws/aws-ofi-nccl#346 quotes ``err: 5, message: Invalid address My EFA
+  addr: ... Peer host id: i-0ce6d3d57139f053c (7)``): ``err`` is the libfabric errno (103 FI_ECONNABORTED for
+  every vanished peer) and the EFA number is the trailing ``(N)``.
+The message stops before `` My EFA addr`` (efa_strerror.c ``efa_write_error_msg`` appends the addresses):
+libfabric v2.x spells error 15 ``Unreachable remote - never received a response`` with no parenthesis to end it.
+
+Timestamps for blame: the peer rules (ofi.*, nccl.remote_error, nccl.watchdog_timeout, nccl.socket_error,
+nccl.heartbeat_timeout, nccl.system_error) add ``time`` (the line's leading timestamp, ISO-8601 UTC) and
+``host`` (NCCL's ``host:pid:tid [dev]`` prefix) when the line has them (playbooks/signatures/log_time.py).
 
 NCCL result codes as ``ncclGetErrorString`` spells them (NVIDIA/nccl src/init.cc; 2.12 and older without the
 parenthesis) and as PyTorch explains them (pytorch/pytorch torch/csrc/distributed/c10d/NCCLUtils.cpp
@@ -36,10 +52,16 @@ from __future__ import annotations
 
 import re
 
+from playbooks.signatures.efa import PEER_GONE, UNREACHABLE
+from playbooks.signatures.log_time import stamped
 from playbooks.signatures.model import Rule, Verdict
 
-PEER_GONE_ERRORS = frozenset({"4126", "4124", "13", "8"})
-UNREACHABLE_ERRORS = frozenset({"15"})
+# One list with efa.py: the same EFA number means the same thing in either log shape.
+PEER_GONE_ERRORS = frozenset(PEER_GONE)
+UNREACHABLE_ERRORS = frozenset(UNREACHABLE)
+# libfabric's "err: <errno>, message: <text> (<EFA number>)": the trailing number is the EFA one.
+_TRAILING_EFA_NUMBER = re.compile(r"\((\d{1,5})\)\s*$")
+_ADDRESSES = " My EFA addr"
 
 _OFI_DETAILS = (
     re.compile(r"My host id: (?P<host_id>[\w-]{1,40})"),
@@ -49,6 +71,13 @@ _OFI_DETAILS = (
 
 
 def _ofi(fields: dict[str, str], text: str) -> Verdict:
+    if ", message: " in text:
+        trailing = _TRAILING_EFA_NUMBER.search(text)
+        if trailing is not None:
+            fields["fi_errno"], fields["ofi_error"] = fields["ofi_error"], trailing.group(1)
+    message = fields.get("ofi_message", "")
+    if _ADDRESSES in message:
+        fields["ofi_message"] = message.split(_ADDRESSES, 1)[0].strip()
     error = fields.get("ofi_error", "")
     if error in PEER_GONE_ERRORS:
         return Verdict(code="nccl.peer_unresponsive", title="EFA peer stopped answering (OFI error {ofi_error}: {ofi_message})")
@@ -105,8 +134,8 @@ RULES: tuple[Rule, ...] = (
         keywords=("NET/OFI", "OFI Request", "libfabric:", "fi_addr_efa"),
         pattern=re.compile(r"(?:Error: |err: )(?P<ofi_error>\d{1,5})(?: \(|, message: )(?P<ofi_message>[A-Za-z][^()]{0,200}(?:\([^()]{0,200}\))?)"),
         extract=_OFI_DETAILS,
-        refine=_ofi,
-        fields_doc="ofi_error (libfabric errno), ofi_message, host_id, peer_addr, peer_host_id",
+        refine=stamped(_ofi),
+        fields_doc="ofi_error (EFA provider error number), ofi_message, fi_errno (libfabric errno, from the err/message shape), host_id, peer_addr, peer_host_id, time, host",
         example="NCCL WARN NET/OFI Request 0x7f456c222f60 completed with error. RC: 103. Error: 4126 (Unresponsive receiver (reachable by EFA device but handshake failed) My EFA addr: fi_addr_efa://[fe80::c55:2eff:fe44:db5]:0:142160333 My host id: i-07792e0f955a9673b Peer EFA addr: fi_addr_efa://[fe80::454:14ff:fedd:d5b3]:0:825957744 Peer host id: N/A). Completed length: 0",
     ),
     Rule(
@@ -117,8 +146,8 @@ RULES: tuple[Rule, ...] = (
         title="EFA peer stopped answering (Unresponsive receiver)",
         keywords=("Unresponsive receiver", "Unreachable remote", "Unresponsive remote"),
         unless=("Error: ", "err: "),
-        refine=_ofi_text_only,
-        fields_doc="(none)",
+        refine=stamped(_ofi_text_only),
+        fields_doc="time, host",
         example="efa_rdm_ep: Unresponsive receiver (reachable by EFA device but handshake failed)",
     ),
     Rule(
@@ -129,7 +158,8 @@ RULES: tuple[Rule, ...] = (
         title="NCCL: a remote rank exited or the network failed (ncclRemoteError)",
         keywords=("ncclRemoteError", "remote process exited or there was a network error"),
         extract=(re.compile(r"NCCL version (?P<nccl_version>[\d.]+)"),),
-        fields_doc="nccl_version",
+        refine=stamped(),
+        fields_doc="nccl_version, time, host",
         example="torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:3699, remote process exited or there was a network error, NCCL version 2.27.3",
     ),
     Rule(
@@ -146,8 +176,8 @@ RULES: tuple[Rule, ...] = (
             re.compile(r"Timeout\(ms\)=(?P<timeout_ms>\d+)"),
             re.compile(r"ran for (?P<ran_ms>\d+) milliseconds"),
         ),
-        refine=lambda f, t: Verdict(fields={"seq": f.pop("seq2")}) if "seq2" in f else Verdict(),
-        fields_doc="rank, seq, op (ALLREDUCE, BROADCAST, ...), timeout_ms, ran_ms",
+        refine=stamped(lambda f, t: Verdict(fields={"seq": f.pop("seq2")}) if "seq2" in f else Verdict()),
+        fields_doc="rank, seq, op (ALLREDUCE, BROADCAST, ...), timeout_ms, ran_ms, time, host",
         example="[rank0]:[E1218 20:27:21.426415540 ProcessGroupNCCL.cpp:629] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=BROADCAST, NumelIn=131072000, NumelOut=131072000, Timeout(ms)=600000) ran for 600081 milliseconds before timing out.",
     ),
     Rule(
@@ -158,8 +188,8 @@ RULES: tuple[Rule, ...] = (
         title="NCCL socket to a peer failed ({problem})",
         keywords=("NCCL WARN",),
         pattern=re.compile(r"(?P<problem>Connection refused|Connection timed out|No route to host|Connection reset by peer)"),
-        refine=_socket,
-        fields_doc="problem",
+        refine=stamped(_socket),
+        fields_doc="problem, time, host",
         example="ip-10-0-1-5:88:120 [0] NCCL WARN NET/Socket : Connect to 10.0.2.7<43719> failed : No route to host",
     ),
     Rule(
@@ -173,7 +203,8 @@ RULES: tuple[Rule, ...] = (
             re.compile(r"\bRank (?P<rank>\d{1,6})\]"),
             re.compile(r"watchdog got stuck for (?P<stuck_s>\d{1,7}) seconds"),
         ),
-        fields_doc="rank, stuck_s (seconds without progress)",
+        refine=stamped(),
+        fields_doc="rank, stuck_s (seconds without progress), time, host",
         example="[rank1]:[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank 1] Heartbeat monitor timed out! Process will be terminated after dumping debug info. workMetaList_.size()=103",
     ),
     Rule(
@@ -184,8 +215,8 @@ RULES: tuple[Rule, ...] = (
         title="NCCL system call failed (ncclSystemError): usually the network or the host, or a peer that exited; rerun with NCCL_DEBUG=INFO",
         keywords=("unhandled system error", "ncclSystemError"),
         extract=(re.compile(r"NCCL version (?P<nccl_version>[\d.]{1,20})"),),
-        refine=_system_error,
-        fields_doc="problem (ncclSystemError), nccl_version",
+        refine=stamped(_system_error),
+        fields_doc="problem (ncclSystemError), nccl_version, time, host",
         example="torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1691, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.19.3",
     ),
     Rule(

@@ -24,6 +24,7 @@ from playbooks.signatures.details import View, describe, oom_split
 
 MAX_EVIDENCE = 5
 MAX_VALUES = 8
+MAX_STAMPED_HOSTS = 64  # (host, time) pairs kept per code, for which host reported first (log_time.py)
 _NOMINATED = "Pod should schedule on"
 _DIST_CONTEXT = ("init_process_group", "TCPStore", "rendezvous", "MASTER_ADDR", "c10d")
 _FAILED_SCHEDULING = ("FailedScheduling", "Unschedulable", "nodes are available")
@@ -32,6 +33,10 @@ _FAILED_SCHEDULING = ("FailedScheduling", "Unschedulable", "nodes are available"
 @lru_cache(maxsize=1)
 def _prefilter() -> Prefilter:
     return Prefilter((*KEYWORDS, _NOMINATED, *_DIST_CONTEXT, *_FAILED_SCHEDULING, *_AffinitySpec.MARKERS))
+
+
+def _names_its_rank(signal: Signal) -> bool:
+    return "rank" in signal.fields and "host" in signal.fields
 
 
 def _any_in(markers: tuple[str, ...], line: str) -> bool:
@@ -49,11 +54,18 @@ class _Group:
     count: int = 0
     evidence: list[Signal] = field(default_factory=list)
     values: dict[str, list[str]] = field(default_factory=dict)
+    stamps: dict[str, list[str]] = field(default_factory=dict)  # host -> first few times it reported
 
     def add(self, signal: Signal) -> None:
         self.count += 1
-        if signal.rank < self.best.rank:
-            self.best = signal
+        if signal.rank < self.best.rank or (signal.rank == self.best.rank and _names_its_rank(signal)
+                                            and not _names_its_rank(self.best)):
+            self.best = signal  # on a tie, the signal that says which rank on which host (a whole document)
+        host, when = signal.fields.get("host"), signal.fields.get("time")
+        if host and when and (host in self.stamps or len(self.stamps) < MAX_STAMPED_HOSTS):
+            times = self.stamps.setdefault(host, [])
+            if len(times) < 4:
+                times.append(when)
         self.severity = min(self.severity, signal.severity, key=SEVERITIES.index)
         self.confidence = min(self.confidence, signal.confidence, key=CONFIDENCES.index)
         if len(self.evidence) < MAX_EVIDENCE and all(e.line != signal.line for e in self.evidence):
@@ -193,6 +205,7 @@ def _finding(code: str, group: _Group, scan: _Scan, codes: frozenset[str], relat
         codes=codes,
         related=related,
         nominated=scan.nominated,
+        stamps=tuple((host, when) for host, times in group.stamps.items() for when in times),
     )
     return Finding(
         code=code,

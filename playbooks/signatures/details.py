@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from playbooks import hardware
 from playbooks.signatures.details_training import NEXT_STEPS as training_next_steps
 from playbooks.signatures.details_training import WRITERS as training_writers
+from playbooks.signatures.log_time import ALIKE_SECONDS, first_failure
 
 _SIZE = re.compile(r"^\s*([\d.]+)\s*([KMGTP]?)(i?)B\s*$")
 _POWER = {"": 0, "K": 1, "M": 2, "G": 3, "T": 4, "P": 5}
@@ -29,6 +30,7 @@ class View:
     codes: frozenset[str]
     related: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # best fields of other codes
     nominated: bool = False
+    stamps: tuple[tuple[str, str], ...] = ()  # (host, time) of the signals that carried both (log_time.py)
 
     def get(self, name: str, default: str = "") -> str:
         return self.fields.get(name, default)
@@ -721,7 +723,24 @@ def peer_unresponsive(view: View) -> str:
         text += " A node went NotReady in the same text: its pods' ranks would vanish exactly like this."
     if "training.cuda_oom" in view.codes:
         text += " A CUDA OOM appears in the same text: the rank that ran out of memory exits and its peers report exactly this error."
-    return text
+    return text + _order_of_reports(view)
+
+
+def _order_of_reports(view: View) -> str:
+    """Which host reported first, from the log's own timestamps. The reporters are the survivors: the
+    rank that died or hung is the one whose host reported nothing, or reported later and differently."""
+    hosts = {host for host, _ in view.stamps}
+    found = first_failure(list(view.stamps)) if len(hosts) > 1 else None
+    if found is None:
+        return ""
+    host, alike = found
+    if alike:
+        return (f" {len(hosts)} hosts reported this, the first two within {ALIKE_SECONDS:g} s of each other: the "
+                "text cannot say which rank failed first; the rank that failed is likely on a host that reported "
+                "nothing.")
+    first = min(t for h, t in view.stamps if h == host)
+    return (f" {host} reported it first ({first}), more than {ALIKE_SECONDS:g} s before any other host: start with "
+            f"the ranks {host} talks to and what happened to their pods just before.")
 
 
 def _system_error() -> str:
@@ -744,6 +763,7 @@ def nccl_timeout(view: View) -> str:
     )
     if {"gpu.xid_error", "gpu.unhealthy_device"} & view.codes:
         text += " A GPU fault appears in the same text and would explain a hung rank."
+    text += _order_of_reports(view)
     if view.confidence == "low":
         text += (
             " Evidence is thin; collect next: the logs of all ranks around the timeout (which rank never entered "

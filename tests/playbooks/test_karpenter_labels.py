@@ -1,4 +1,4 @@
-"""Instance category, generation and GPU name as aws/karpenter-provider-aws derives them
+r"""Instance category, generation and GPU name as aws/karpenter-provider-aws derives them
 (pkg/providers/instancetype/types.go: instanceTypeScheme `(^[a-z]+)(\-[0-9]+tb)?([0-9]+).*\.` and
 lowerKabobCase), and the node labels the embedded catalogue synthesises from them."""
 from __future__ import annotations

@@ -65,13 +65,14 @@ device_plugin.xid_unhealthy                 gpu.unhealthy_device                
 nvrm.xid                                    gpu.xid_error                           xid, pci, pid, description
                                             (training.code_error for Xid 13/31/43)  
 device_plugin.no_nvml                       gpu.device_plugin_missing               detail
-ofi.request_error                           nccl.peer_unresponsive /                ofi_error, ofi_message, host_id, peer_addr, peer_host_id
+ofi.request_error                           nccl.peer_unresponsive /                ofi_error, fi_errno, ofi_message, host_id, peer_addr,
+                                                                                    peer_host_id, time, host
                                             efa.network_unreachable
-ofi.message_only                            nccl.peer_unresponsive /                (none)
+ofi.message_only                            nccl.peer_unresponsive /                time, host
                                             efa.network_unreachable
-nccl.remote_error                           nccl.peer_unresponsive                  nccl_version
-nccl.watchdog_timeout                       nccl.timeout                            rank, seq, op, timeout_ms, ran_ms
-nccl.socket_error                           efa.network_unreachable /               problem
+nccl.remote_error                           nccl.peer_unresponsive                  nccl_version, time, host
+nccl.watchdog_timeout                       nccl.timeout                            rank, seq, op, timeout_ms, ran_ms, time, host
+nccl.socket_error                           efa.network_unreachable /               problem, time, host
                                             nccl.peer_unresponsive
 nccl.invalid_usage                          nccl.invalid_usage                      rank, other_rank, bus_id, problem, nccl_version
 torch.cuda_oom                              training.cuda_oom                       tried, gpu, total, free, process, allocated,
@@ -101,6 +102,11 @@ kubelet.cni_not_ready                       node.not_ready                      
 node.condition                              node.not_ready                          condition, node
 kubelet.error_getting_node                  node.not_ready (info)                   (none)
 ==========================================  ======================================  =======================================================
+
+Rules of the newer families are tabled in their own modules' docstrings: cuda_oom.py (CUDA, cuBLAS,
+cuDNN and NCCL out-of-memory spellings), elastic.py (torchrun), efa.py, gpu_health.py (EKS node monitoring
+agent), nvidia_smi.py, and the whole-document readers in playbooks/documents/. ``time`` and ``host`` on
+the peer rules come from the line's own timestamp and NCCL's host:pid:tid prefix (log_time.py).
 
 Capture names stay the same across versions of a message: ``nodepool`` whether Karpenter says
 ``provisioner "x"``, ``nodepool "x"`` or ``(NodePool=x)``; ``taint``/``key`` for ``{k: v}``,

@@ -176,6 +176,9 @@ def _adjust(code: str, group: _Group, scan: _Scan, codes: frozenset[str]) -> Non
         group.severity, group.confidence = "error", "high"  # the disruption hit a running job
     elif code == "training.crash_loop" and any(other.startswith(CRASH_CAUSES) for other in codes):
         group.severity = "info"  # the text says why it crashes: that finding explains the restarts
+    elif (code == "nccl.invalid_usage" and "training.cuda_oom" in codes
+          and set(group.values.get("problem", ())) == {"unhandled cuda error"}):
+        group.severity = "info"  # ncclUnhandledCudaError echoing the OOM: the OOM finding is the answer
     elif code == "training.rendezvous_failed" and scan.dist_context and group.confidence == "low":
         group.severity, group.confidence = "error", "medium"  # a resolver / connect error inside distributed set-up
 

@@ -149,6 +149,10 @@ def test_oom_in_nccl_is_never_blamed_on_the_network() -> None:
     codes = [f.code for f in explain_text((FIXTURES / "torch_nccl_cuda_oom.log").read_text()).findings]
     assert codes[0] == "training.cuda_oom"
     assert not {"nccl.peer_unresponsive", "efa.network_unreachable"} & set(codes)
+    # ncclUnhandledCudaError is the OOM's echo there, not a second problem
+    assert "nccl.invalid_usage" not in codes
+    echo = "NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:317, unhandled cuda error (run with NCCL_DEBUG=INFO for details)"
+    assert [f.code for f in explain_text(echo).findings] == ["nccl.invalid_usage"]
 
 
 def test_healthy_torchrun_launch_is_quiet() -> None:

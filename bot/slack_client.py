@@ -55,8 +55,11 @@ class PacedWebClient(WebClient):
         while True:
             self._take_slot(api_method, channel, deadline)
             try:
-                return super().api_call(api_method, http_verb=http_verb, files=files, data=data, params=params,
-                                        json=json, headers=headers, auth=auth)
+                try:
+                    return super().api_call(api_method, http_verb=http_verb, files=files, data=data, params=params,
+                                            json=json, headers=headers, auth=auth)
+                finally:
+                    self.pacer.finished(api_method, channel)
             except SlackApiError as exc:
                 status = getattr(exc.response, "status_code", 200)
                 if status == 429:

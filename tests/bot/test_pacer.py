@@ -43,8 +43,26 @@ def test_posts_are_one_a_second_per_channel_and_channels_do_not_wait_for_each_ot
     pacer.acquire("chat.postMessage", "C1", deadline=clock.now + 5)
     pacer.acquire("chat.postMessage", "C2", deadline=clock.now + 5)
     assert clock.now == 1000.0
+    clock.now += 0.4  # both posts on the wire; answered
+    pacer.finished("chat.postMessage", "C1")
+    pacer.finished("chat.postMessage", "C2")
     pacer.acquire("chat.postMessage", "C1", deadline=clock.now + 5)
-    assert clock.now == pytest.approx(1001.1)
+    assert clock.now == pytest.approx(1001.5)  # a second (and the margin) after the first was answered
+
+
+def test_a_post_still_in_flight_holds_its_channel_until_answered():
+    # Slack counts a post when it arrives; one still on the wire may arrive any time, so the next waits.
+    clock = Clock()
+    pacer = _pacer(clock)
+    pacer.acquire("chat.postMessage", "C1", deadline=clock.now + 5)
+    assert not pacer.try_acquire("chat.postMessage", "C1")
+    with pytest.raises(PaceTimeout):
+        pacer.acquire("chat.postMessage", "C1", deadline=clock.now + 3)  # never answered: no slot
+    pacer.finished("chat.postMessage", "C1")
+    start = clock.now
+    pacer.acquire("chat.postMessage", "C1", deadline=clock.now + 5)
+    assert clock.now == pytest.approx(start + 1.1)
+    pacer.finished("chat.update", "C1")  # methods without a channel limit: nothing to settle
 
 
 def test_a_refused_channel_slot_does_not_spend_the_methods_window():

@@ -10,8 +10,8 @@ from datetime import datetime
 
 from playbooks.analyzers.evidence import event_component, event_source, event_time
 from playbooks.analyzers.history import recovered
+from playbooks.analyzers.initializing import launch_in_progress
 from playbooks.facts import Facts, PodFacts
-from playbooks.karpenter.nodeclaim import within_limits
 from playbooks.signatures import Signal, scan_line, scan_lines
 
 KARPENTER_COMPONENTS = ("karpenter", "eks-auto-mode")
@@ -76,8 +76,9 @@ def _scan(facts: Facts):
 # NodeRegistrationHealthy. They are read as `kubectl describe` prints them: "Type  Status  Reason  Message".
 def _conditions(facts: Facts):
     for name, claim in sorted(facts.nodeclaims.items()):
-        # Launched / Registered Unknown inside Karpenter's limits is a launch in progress, not news
-        waiting = within_limits(claim)
+        # Launched / Registered Unknown inside Karpenter's limits is a launch in progress, not news;
+        # initializing past registration's limit is stuck (analyzers/initializing.py)
+        waiting = launch_in_progress(claim)
         for line, source in _condition_lines(claim, f"nodeclaim/{name}", skip_unknown=waiting):
             for sig in scan_line(line, source=source):
                 yield Located(sig, "nodeclaim")

@@ -159,7 +159,7 @@ def _weigh(loc: Located, facts: Facts, context: _Context) -> Weight | None:
         return Weight("info")  # the pull slowed a start-up that is long over
     if _provisioning(sig.code) and severity != "info":
         about = _pending_pods_named(loc, context.pending)
-        if loc.pod is not None and loc.pod.name not in context.pending and loc.origin in ("event", "condition"):
+        if loc.pod is not None and loc.pod.name not in context.pending and _scheduling_history(loc):
             return Weight("info")  # FailedScheduling from before the pod was placed: history, not the problem
         if loc.origin == "owner-event" and not about:
             about = set(context.pending)  # the job controller copies its pods' conditions
@@ -179,6 +179,14 @@ def _weigh(loc: Located, facts: Facts, context: _Context) -> Weight | None:
     if loc.pod is not None and not facts.is_target_pod(loc.pod):
         severity = _lower(severity)
     return Weight(severity, unconfirmed, aside)
+
+
+def _scheduling_history(loc: Located) -> bool:
+    """What the scheduler or Karpenter said about a pod before it was placed. The kubelet speaks only
+    once the pod is on its node: its admission rejection ("OutOfnvidia.com/gpu: Node didn't have enough
+    resource", kubernetes/kubernetes pkg/kubelet/lifecycle/predicate.go) is why the pod failed there, and
+    the status.message of a pod past Pending is its state now, not history."""
+    return loc.origin == "event" and loc.component != "kubelet"
 
 
 def settled(pod: dict, *, now: datetime | None = None) -> bool:

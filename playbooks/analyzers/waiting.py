@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from playbooks.analyzers import evidence as ev
 from playbooks.analyzers.evidence import event_component, event_time
+from playbooks.analyzers.initializing import INITIALIZATION_GRACE_S, initializing_too_long
 from playbooks.analyzers.scan import KARPENTER_COMPONENTS
 from playbooks.facts import Facts, PodFacts
 from playbooks.fixes import render_fix
@@ -147,10 +148,19 @@ def _provisioning(pod: PodFacts, event: dict, name: str, facts: Facts, *, others
     evidence.append(ev.field(f"nodeclaim/{name}", "status.conditions",
                              {t: f"{c.get('status')}{' ' + c['reason'] if c.get('reason') else ''}"
                               for t, c in conditions.items() if t in ("Launched", "Registered", "Initialized", "Ready")}))
-    late = limit is not None and age is not None and age > limit
+    overdue = initializing_too_long(claim)
+    late = overdue or (limit is not None and age is not None and age > limit)
     took = f" for {_duration(age)}" if age is not None else ""
     what = f"NodeClaim {name}{' (' + kind + ')' if kind else ''}"
-    if late:
+    if overdue:
+        initialized = conditions.get("Initialized") or {}
+        why = ": ".join(p for p in (initialized.get("reason"), initialized.get("message")) if p)
+        detail = (f"Karpenter nominated {what} for the pod; its node registered but has not initialized{took} "
+                  f"({why or 'no reason given'}). Karpenter sets no limit on initialization, so the NodeClaim "
+                  f"waits for good; past {INITIALIZATION_GRACE_S // 60} minutes it is stuck, not starting: a "
+                  "startup taint nobody removes, or a requested resource (nvidia.com/gpu, vpc.amazonaws.com/efa) "
+                  "whose device plugin never registered it.")
+    elif late:
         detail = (f"Karpenter nominated {what} for the pod and it has been {state}{took}, past the "
                   f"{limit // 60}-minute limit Karpenter allows that stage before it deletes the NodeClaim and "
                   f"tries again. Look at the NodeClaim's conditions and events for why.")

@@ -98,7 +98,7 @@ def pod(ns: str, name: str, *, state: str, node: str | None = None, job_name: st
     if job_name:
         meta["labels"] = {"batch.kubernetes.io/job-name": job_name, "job-name": job_name}
         meta["ownerReferences"] = [{"apiVersion": "batch/v1", "kind": "Job", "name": job_name,
-                                    "uid": f"00000000-0000-4000-8000-{zlib.crc32(f"{ns}/{job_name}".encode()):012d}",
+                                    "uid": f"00000000-0000-4000-8000-{zlib.crc32((ns + '/' + job_name).encode()):012d}",
                                     "controller": True, "blockOwnerDeletion": True}]
     spec: dict = {"containers": [_container()], "restartPolicy": "OnFailure" if job_name else "Always",
                   "schedulerName": "default-scheduler", "tolerations": [

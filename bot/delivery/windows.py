@@ -66,6 +66,19 @@ class SlidingWindows:
             self._times[base] = float((head + 1) % n)
             return 0.0
 
+    def settle(self, key: str, stamp: float, now: float) -> None:
+        """The call that took its slot at ``stamp`` has been answered at ``now``: the slot counts from
+        then. Slack counts a call when it arrives, which is after the slot was taken and no later than
+        the answer; a call held up on a busy machine would otherwise arrive inside the window of the
+        call ``n`` after it."""
+        base = self._offsets[key]
+        n = self.limits[key].per_window
+        with self._lock:
+            for i in range(n):
+                if self._times[base + 2 + i] == stamp:
+                    self._times[base + 2 + i] = max(stamp, now)
+                    return
+
     def hold(self, key: str, until: float) -> None:
         """Slack said 429: no call of ``key`` before ``until``, from any thread or process."""
         base = self._offsets[key]

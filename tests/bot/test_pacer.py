@@ -142,3 +142,22 @@ def test_worker_processes_share_one_window():
     for p in procs:
         p.join(timeout=30)
     assert sum(totals) == 50, totals  # 120 tried in three processes, 50 granted in the minute
+
+
+def test_a_call_counts_from_when_it_was_answered():
+    # The first of 50 chat.update calls was slow to arrive (answered 10 s after its slot): Slack counts it
+    # from its arrival, so the 51st must wait for that, not for the slot's time.
+    clock = Clock()
+    pacer = _pacer(clock)
+    pacer.acquire("chat.update", "C1", deadline=clock.now + 1)
+    start = clock.now
+    clock.now += 10
+    pacer.finished("chat.update", "C1")
+    for _ in range(49):
+        pacer.acquire("chat.update", "C1", deadline=clock.now + 1)
+        pacer.finished("chat.update", "C1")
+    window = METHOD_LIMITS["chat.update"].window_s
+    pacer.acquire("chat.update", "C1", deadline=clock.now + 120)
+    assert clock.now == pytest.approx(start + 10 + window)
+    pacer.finished("chat.update", "C1")
+    pacer.finished("chat.update", "C1")  # a second report of the same call changes nothing

@@ -107,6 +107,9 @@ class Facts:
     pods: list[PodFacts] = field(default_factory=list)  # the target pod first when the target is a pod
     nodes: dict[str, dict | None] = field(default_factory=dict)  # None: the node is gone
     node_events: dict[str, list[dict]] = field(default_factory=dict)
+    # Events of the NodeClaims the pods were nominated to: Karpenter reports a failed launch there
+    # (InsufficientCapacityError, ...) and may delete the claim; its events outlive it.
+    nodeclaim_events: dict[str, list[dict]] = field(default_factory=dict)
     nodepools: dict[str, dict] = field(default_factory=dict)
     nodeclaims: dict[str, dict] = field(default_factory=dict)
     nodeclasses: dict[str, dict] = field(default_factory=dict)  # "group/name" -> object
@@ -167,3 +170,6 @@ class Facts:
         for node, events in self.node_events.items():
             for event in events:
                 yield f"node/{node}", event
+        for claim, events in self.nodeclaim_events.items():
+            for event in events:
+                yield f"nodeclaim/{claim}", event

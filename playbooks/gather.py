@@ -328,9 +328,17 @@ def _gather_nodeclaims(facts: Facts, *, gateway: Gateway) -> None:
         claim = _read(facts, "nodeclaims", lambda: gateway.get_nodeclaim(name), None)
         if claim is not None:
             facts.nodeclaims[name] = claim
+    # Karpenter's own words about a launch it tried for these pods: on Auto Mode (no controller log) or
+    # when the log cannot be read, a NodeClaim's events are the only record of an EC2 refusal
+    # (kubernetes-sigs/karpenter pkg/controllers/nodeclaim/lifecycle/launch.go publishes them on the
+    # NodeClaim before deleting it).
+    for name in sorted(_nominated(facts))[:MAX_NOMINATED_CLAIM_EVENTS]:
+        facts.nodeclaim_events[name] = _read(facts, "events", lambda: gateway.events_for(
+            kind="NodeClaim", name=name, namespace=None), [])
 
 
 MAX_NODECLASSES = 8
+MAX_NOMINATED_CLAIM_EVENTS = 4
 
 
 def _gather_nodeclasses(facts: Facts, *, gateway: Gateway) -> None:

@@ -12,6 +12,7 @@ from playbooks.analyzers.evidence import event_component, event_source, event_ti
 from playbooks.analyzers.history import recovered
 from playbooks.analyzers.initializing import launch_in_progress
 from playbooks.facts import Facts, PodFacts
+from playbooks.karpenter.nodeclaim import nominated_claims
 from playbooks.signatures import Signal, scan_line, scan_lines
 
 KARPENTER_COMPONENTS = ("karpenter", "eks-auto-mode")
@@ -25,6 +26,7 @@ class Located:
     node: str | None = None
     component: str = ""  # the event's reporting component ("karpenter", "default-scheduler", ...)
     when: datetime | None = None  # when the event last happened
+    about: frozenset[str] = frozenset()  # a NodeClaim event: the pods nominated to that claim
 
     @property
     def from_karpenter(self) -> bool:
@@ -61,6 +63,13 @@ def _scan(facts: Facts):
         for event in events:
             for sig in scan_line(event.get("message", ""), source=event_source(f"node/{node}", event)):
                 yield Located(sig, "node-event", node=node)
+    nominated = _nominated_pods(facts)
+    for claim, events in facts.nodeclaim_events.items():
+        for event in events:
+            for sig in scan_line(event.get("message") or event.get("note") or "",
+                                 source=event_source(f"nodeclaim/{claim}", event)):
+                yield Located(sig, "nodeclaim-event", node=claim, component=event_component(event),
+                              when=event_time(event), about=nominated.get(claim, frozenset()))
     yield from _conditions(facts)
     if facts.karpenter_log:
         for sig in scan_lines(facts.karpenter_log, source=facts.karpenter_source):
@@ -69,6 +78,17 @@ def _scan(facts: Facts):
         for ref, text in entries:
             for sig in scan_lines(text.splitlines(), source=f"log {ref}"):
                 yield Located(sig, "device-plugin", node=node)
+
+
+def _nominated_pods(facts: Facts) -> dict[str, frozenset[str]]:
+    """NodeClaim name -> the pods Karpenter nominated to it (their Nominated events)."""
+    pods: dict[str, set[str]] = {}
+    for pod in facts.pods:
+        for event in pod.events:
+            if event.get("reason") == "Nominated":
+                for claim in nominated_claims(event.get("message") or event.get("note") or ""):
+                    pods.setdefault(claim, set()).add(pod.name)
+    return {claim: frozenset(names) for claim, names in pods.items()}
 
 
 # kubernetes-sigs/karpenter pkg/apis/v1/nodeclaim_status.go and nodepool_status.go: NodeClaims carry

@@ -225,6 +225,8 @@ def _pending_pods_named(loc: Located, pending: frozenset[str]) -> set[str]:
         return {loc.pod.name} & pending
     if loc.origin == "karpenter":
         return {name for name in pending if name in loc.signal.line}
+    if loc.origin == "nodeclaim-event":
+        return set(loc.about & pending)
     return set()
 
 

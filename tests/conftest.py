@@ -30,16 +30,21 @@ def seed_sim():
         yield sim
 
 
-@pytest.fixture
-def sim_env(seed_sim, monkeypatch):
-    """Environment pointing the CLI at the seed cluster (kubeconfig) and moto (dummy credentials)."""
-    monkeypatch.setenv("KUBECONFIG", str(seed_sim.kubeconfig))
+def point_cli_at(sim, monkeypatch):
+    """Environment pointing the CLI at a simulated cluster (kubeconfig) and moto (dummy credentials)."""
+    monkeypatch.setenv("KUBECONFIG", str(sim.kubeconfig))
     for key, value in SIM_ENV.items():
         monkeypatch.setenv(key, value)
     for key in ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_EC2", "GPUBOT_NAMESPACE",
                 "GPUBOT_CONTEXT", "AWS_PROFILE"):
         monkeypatch.delenv(key, raising=False)
-    return seed_sim
+    return sim
+
+
+@pytest.fixture
+def sim_env(seed_sim, monkeypatch):
+    """The CLI pointed at the seed cluster."""
+    return point_cli_at(seed_sim, monkeypatch)
 
 
 def run_cli(*args: str, stdin: bytes | None = None) -> CliResult:

@@ -239,7 +239,7 @@ def launch_failure(code: str, line: str) -> Scenario:
 def claim_condition(code: str, line: str) -> Scenario:
     """A Pending pod nominated for a NodeClaim whose condition (as describe prints it) is the line;
     the claim is past Karpenter's registration TTL (15 min), so Unknown is a failure, not a launch."""
-    ns, name, claim = slug(code), "train-0", "gpu-live1"
+    claim = "gpu-live1"
     kind, status, reason, message = re.split(r"\s{2,}", line.strip(), maxsplit=3)
     conditions = [{"type": "Launched", "status": "True", "reason": "Launched", "message": ""},
                   {"type": "Registered", "status": "True", "reason": "Registered", "message": ""},

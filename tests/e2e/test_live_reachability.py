@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from playbooks.codes import CODES
-from tests.conftest import SIM_ENV
+from tests.conftest import point_cli_at
 from tests.e2e import live_signals as live
 from tests.e2e.live_signals import line_for
 
@@ -98,13 +98,7 @@ def live_sim(tmp_path_factory):
 
 @pytest.fixture
 def live_env(live_sim, monkeypatch):
-    monkeypatch.setenv("KUBECONFIG", str(live_sim.kubeconfig))
-    for key, value in SIM_ENV.items():
-        monkeypatch.setenv(key, value)
-    for key in ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_EC2", "GPUBOT_NAMESPACE",
-                "GPUBOT_CONTEXT", "AWS_PROFILE"):
-        monkeypatch.delenv(key, raising=False)
-    return live_sim
+    return point_cli_at(live_sim, monkeypatch)
 
 
 @pytest.mark.parametrize("code", sorted(PLACEMENTS))

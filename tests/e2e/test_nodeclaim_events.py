@@ -14,7 +14,7 @@ import json
 import pytest
 import yaml
 
-from tests.conftest import SIM_ENV
+from tests.conftest import point_cli_at
 from tests.e2e import live_signals as live
 
 CLAIM = "gpu-x8k2p"
@@ -50,13 +50,7 @@ def claim_sim(tmp_path_factory):
 
 @pytest.fixture
 def claim_env(claim_sim, monkeypatch):
-    monkeypatch.setenv("KUBECONFIG", str(claim_sim.kubeconfig))
-    for key, value in SIM_ENV.items():
-        monkeypatch.setenv(key, value)
-    for key in ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_EC2", "GPUBOT_NAMESPACE",
-                "GPUBOT_CONTEXT", "AWS_PROFILE"):
-        monkeypatch.delenv(key, raising=False)
-    return claim_sim
+    return point_cli_at(claim_sim, monkeypatch)
 
 
 def _codes(cli, namespace: str) -> dict[str, dict]:

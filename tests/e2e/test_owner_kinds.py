@@ -11,7 +11,7 @@ import pytest
 
 from playbooks.engine import diagnose
 from playbooks.model import Target
-from tests.conftest import REPO, SIM_ENV
+from tests.conftest import REPO, point_cli_at
 
 SCENARIO_DIR = REPO / "sim" / "scenarios" / "owners"
 NAMESPACE = "ml-train"
@@ -27,13 +27,7 @@ def owners_sim():
 
 @pytest.fixture
 def owners_env(owners_sim, monkeypatch):
-    monkeypatch.setenv("KUBECONFIG", str(owners_sim.kubeconfig))
-    for key, value in SIM_ENV.items():
-        monkeypatch.setenv(key, value)
-    for key in ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_EC2", "GPUBOT_NAMESPACE",
-                "GPUBOT_CONTEXT", "AWS_PROFILE"):
-        monkeypatch.delenv(key, raising=False)
-    return owners_sim
+    return point_cli_at(owners_sim, monkeypatch)
 
 
 def test_a_trainjob_by_bare_name_is_diagnosed_as_the_trainjob(owners_env, cli):

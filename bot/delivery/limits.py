@@ -9,6 +9,7 @@ a 429's Retry-After then holds the method back for everyone in the process.
 """
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass
 
 TIER_PER_MINUTE = {1: 1, 2: 20, 3: 50, 4: 100}
@@ -45,6 +46,13 @@ METHOD_LIMITS: dict[str, MethodLimit] = {
 
 # chat.postMessage: one message per second per channel (bursts "may" pass; we do not count on it).
 CHANNEL_LIMITS: dict[str, MethodLimit] = {"chat.postMessage": MethodLimit(1, 1.0 + NETWORK_MARGIN_S / 5)}
+# Channels are paced in this many shared windows (bot/delivery/pacer.py); channels that hash alike share one.
+CHANNEL_BUCKETS = 256
+
+
+def channel_key(method: str, channel: str) -> str:
+    """The window a channel's calls of ``method`` are paced in."""
+    return f"{method}@{zlib.crc32(channel.encode()) % CHANNEL_BUCKETS}"
 
 
 def scaled(limit: MethodLimit, share: float) -> MethodLimit:

@@ -1,9 +1,11 @@
-"""Sliding windows of call times, one per paced method, in memory that worker processes can share.
+"""Sliding windows of call times, one per paced method (and channel bucket), in memory that worker
+processes can share.
 
-Layout per method: [head, held_until, t_0 .. t_{n-1}], a ring of the last n call times (monotonic
-clock, the same in every process of the machine). A call may go when the oldest of the last n is older
-than the window: never more than n calls in any window, bursts included, which is how the fake Slack
-(and a strict reading of Slack's tiers) counts.
+Layout per window: [unused, held_until, t_0 .. t_{n-1}], the times of the last n calls (monotonic clock,
+the same in every process of the machine). A call not yet answered holds ``now + IN_FLIGHT_S``; its
+answer settles it to the answer's time. A call may go when one of the n is a whole window old: never
+more than n calls in any window by Slack's count (arrivals), bursts included, which is how the fake
+Slack (and a strict reading of Slack's tiers) counts.
 """
 from __future__ import annotations
 
@@ -15,6 +17,10 @@ from typing import Any, Mapping, MutableSequence
 from bot.delivery.limits import MethodLimit
 
 NEVER = -math.inf
+# A slot taken for a call not yet answered counts as taken this far in the future: the call may arrive
+# at Slack any time before its answer. Settled to the answer's time by ``settle``; a call whose end is
+# never reported frees its slot after this long.
+IN_FLIGHT_S = 30.0
 
 
 class SlidingWindows:
@@ -50,33 +56,50 @@ class SlidingWindows:
     def reserve(self, key: str, now: float, *, spare: int = 0) -> float:
         """Take a slot now and return 0, or return the seconds until one frees. ``spare`` > 0 takes the
         slot only if that many more would still be free (best-effort work leaves room for answers)."""
+        return self.reserve_all([(key, spare)], now)[0]
+
+    def reserve_all(self, wanted: list[tuple[str, int]], now: float) -> tuple[float, list[tuple[str, float]]]:
+        """A slot in every window of ``wanted`` ((key, spare) pairs), all or none: (0, [(key, stamp)])
+        when taken (settle each stamp when the call is answered), else (seconds until one frees, [])."""
+        with self._lock:
+            free: list[int] = []
+            wait = 0.0
+            for key, spare in wanted:
+                key_wait, slot = self._wait(key, now, spare)
+                wait = max(wait, key_wait)
+                free.append(slot)
+            if wait > 0:
+                return wait, []
+            stamp = now + IN_FLIGHT_S
+            for (key, _), slot in zip(wanted, free):
+                self._times[self._offsets[key] + 2 + slot] = stamp
+            return 0.0, [(key, stamp) for key, _ in wanted]
+
+    def _wait(self, key: str, now: float, spare: int) -> tuple[float, int]:
+        """(0, the slot to take) or (seconds until one frees, -1). Calls are answered out of order, so
+        a slot is free when its time is a whole window old, wherever it sits; ``spare`` more must be."""
         limit = self.limits[key]
         base = self._offsets[key]
-        n = limit.per_window
-        with self._lock:
-            held = self._times[base + 1]
-            if now < held:
-                return held - now
-            head = int(self._times[base])
-            probe = min(spare, n - 1)
-            oldest = self._times[base + 2 + (head + probe) % n]
-            if now - oldest < limit.window_s:
-                return oldest + limit.window_s - now
-            self._times[base + 2 + head] = now
-            self._times[base] = float((head + 1) % n)
-            return 0.0
+        held = self._times[base + 1]
+        if now < held:
+            return held - now, -1
+        times = self._times[base + 2 : base + 2 + limit.per_window]
+        order = sorted(range(len(times)), key=times.__getitem__)
+        need = min(spare, len(times) - 1)
+        nth = times[order[need]]
+        if now - nth < limit.window_s:
+            return nth + limit.window_s - now, -1
+        return 0.0, order[0]
 
     def settle(self, key: str, stamp: float, now: float) -> None:
-        """The call that took its slot at ``stamp`` has been answered at ``now``: the slot counts from
-        then. Slack counts a call when it arrives, which is after the slot was taken and no later than
-        the answer; a call held up on a busy machine would otherwise arrive inside the window of the
-        call ``n`` after it."""
+        """The call whose slot holds ``stamp`` (its in-flight mark) was answered at ``now``: the slot
+        counts from then."""
         base = self._offsets[key]
         n = self.limits[key].per_window
         with self._lock:
             for i in range(n):
                 if self._times[base + 2 + i] == stamp:
-                    self._times[base + 2 + i] = max(stamp, now)
+                    self._times[base + 2 + i] = now
                     return
 
     def hold(self, key: str, until: float) -> None:

@@ -27,13 +27,19 @@ def _pacer(clock: Clock, **kwargs) -> Pacer:
     return Pacer(clock=clock, sleep=clock.sleep, **kwargs)
 
 
+def call(pacer: Pacer, method: str, channel: str | None, *, deadline: float) -> None:
+    """A call as the client makes it: a slot, the request, then its answer (at once, here)."""
+    pacer.acquire(method, channel, deadline=deadline)
+    pacer.finished(method, channel)
+
+
 def test_tier3_allows_50_calls_a_minute_and_the_51st_waits_for_the_oldest_to_age_out():
     clock = Clock()
     pacer = _pacer(clock)
     for _ in range(50):
-        pacer.acquire("chat.update", "C1", deadline=clock.now + 1)
+        call(pacer, "chat.update", "C1", deadline=clock.now + 1)
     assert clock.now == 1000.0  # a burst of the whole window goes at once
-    pacer.acquire("chat.update", "C1", deadline=clock.now + 120)
+    call(pacer, "chat.update", "C1", deadline=clock.now + 120)
     assert clock.now == pytest.approx(1060.5)
 
 
@@ -41,12 +47,11 @@ def test_posts_are_one_a_second_per_channel_and_channels_do_not_wait_for_each_ot
     clock = Clock()
     pacer = _pacer(clock)
     pacer.acquire("chat.postMessage", "C1", deadline=clock.now + 5)
-    pacer.acquire("chat.postMessage", "C2", deadline=clock.now + 5)
-    assert clock.now == 1000.0
-    clock.now += 0.4  # both posts on the wire; answered
+    clock.now += 0.4  # on the wire; answered
     pacer.finished("chat.postMessage", "C1")
-    pacer.finished("chat.postMessage", "C2")
-    pacer.acquire("chat.postMessage", "C1", deadline=clock.now + 5)
+    call(pacer, "chat.postMessage", "C2", deadline=clock.now + 5)
+    assert clock.now == 1000.4  # another channel did not wait
+    call(pacer, "chat.postMessage", "C1", deadline=clock.now + 5)
     assert clock.now == pytest.approx(1001.5)  # a second (and the margin) after the first was answered
 
 
@@ -67,22 +72,28 @@ def test_a_post_still_in_flight_holds_its_channel_until_answered():
 
 def test_a_refused_channel_slot_does_not_spend_the_methods_window():
     clock = Clock()
-    pacer = _pacer(clock, windows=SlidingWindows({"chat.postMessage": MethodLimit(2)}))
+    limits = {**method_limits(), "chat.postMessage": MethodLimit(2)}
+    pacer = _pacer(clock, windows=SlidingWindows(limits))
     assert pacer.try_acquire("chat.postMessage", "C1")
+    pacer.finished("chat.postMessage", "C1")
     assert not pacer.try_acquire("chat.postMessage", "C1")  # the channel's second within the second
-    pacer.acquire("chat.postMessage", "C2", deadline=clock.now + 1)  # the method still had a slot for C2
+    call(pacer, "chat.postMessage", "C2", deadline=clock.now + 1)  # the method still had a slot for C2
     assert clock.now == 1000.0
 
 
 def test_best_effort_takes_a_slot_only_while_half_the_window_is_free():
     clock = Clock()
     pacer = _pacer(clock)
-    taken = sum(pacer.try_acquire("chat.update", f"C{i}") for i in range(60))
+    taken = 0
+    for i in range(60):
+        if pacer.try_acquire("chat.update", f"C{i}"):
+            taken += 1
+            pacer.finished("chat.update", f"C{i}")
     assert taken == 25  # the other 25 of chat.update's 50 are kept for answers
     for _ in range(25):
-        pacer.acquire("chat.update", "C1", deadline=clock.now + 1)  # answers still go at once
+        call(pacer, "chat.update", "C1", deadline=clock.now + 1)  # answers still go at once
     with pytest.raises(PaceTimeout):
-        pacer.acquire("chat.update", "C1", deadline=clock.now + 30)
+        call(pacer, "chat.update", "C1", deadline=clock.now + 30)
 
 
 def test_retry_after_holds_the_method_for_every_caller_and_unknown_methods_too():
@@ -91,15 +102,27 @@ def test_retry_after_holds_the_method_for_every_caller_and_unknown_methods_too()
     pacer.hold("chat.update", "C1", 7)
     pacer.hold("apps.connections.open", None, 3)
     assert not pacer.try_acquire("chat.update", "C9")
-    pacer.acquire("chat.update", "C9", deadline=clock.now + 10)
+    call(pacer, "chat.update", "C9", deadline=clock.now + 10)
     assert clock.now == pytest.approx(1007.0)
-    pacer.acquire("apps.connections.open", None, deadline=clock.now + 10)  # 3 s hold already over
+    call(pacer, "apps.connections.open", None, deadline=clock.now + 10)  # 3 s hold already over
     assert clock.now == pytest.approx(1007.0)
 
 
 def test_share_splits_the_published_limits_between_replicas():
     assert method_limits(0.5)["chat.update"].per_window == METHOD_LIMITS["chat.update"].per_window // 2
     assert method_limits(0.01)["usergroups.users.list"].per_window == 1
+
+
+def test_channels_are_paced_in_windows_every_worker_process_shares():
+    # An incident's thread may sit in a channel another worker serves: the channel's window must be
+    # the same one in every process, so it lives in the shared windows.
+    clock = Clock()
+    windows = SlidingWindows(method_limits())
+    first, second = _pacer(clock, windows=windows), _pacer(clock, windows=windows)
+    call(first, "chat.postMessage", "C1", deadline=clock.now + 5)
+    assert not second.try_acquire("chat.postMessage", "C1")
+    call(second, "chat.postMessage", "C1", deadline=clock.now + 5)
+    assert clock.now == pytest.approx(1001.1)
 
 
 def test_threads_never_exceed_the_window_together():
@@ -110,7 +133,7 @@ def test_threads_never_exceed_the_window_together():
         import time
         for _ in range(10):
             try:
-                pacer.acquire("chat.update", None, deadline=time.monotonic())  # no waiting: now or never
+                call(pacer, "chat.update", None, deadline=time.monotonic())  # no waiting: now or never
                 granted.append(True)
             except PaceTimeout:
                 granted.append(False)

@@ -21,6 +21,8 @@ NEVER = -math.inf
 # at Slack any time before its answer. Settled to the answer's time by ``settle``; a call whose end is
 # never reported frees its slot after this long.
 IN_FLIGHT_S = 30.0
+# How often a caller waiting on a call in flight looks again: its answer usually comes within this.
+IN_FLIGHT_POLL_S = 0.05
 
 
 class SlidingWindows:
@@ -87,6 +89,8 @@ class SlidingWindows:
         order = sorted(range(len(times)), key=times.__getitem__)
         need = min(spare, len(times) - 1)
         nth = times[order[need]]
+        if nth > now:  # held by a call still in flight: free a window after its answer, whenever that is
+            return IN_FLIGHT_POLL_S, -1
         if now - nth < limit.window_s:
             return nth + limit.window_s - now, -1
         return 0.0, order[0]

@@ -184,3 +184,28 @@ def test_a_call_counts_from_when_it_was_answered():
     assert clock.now == pytest.approx(start + 10 + window)
     pacer.finished("chat.update", "C1")
     pacer.finished("chat.update", "C1")  # a second report of the same call changes nothing
+
+
+def test_concurrent_posts_to_one_channel_go_a_second_apart_not_a_stall_apart():
+    # Callers waiting on a post still in flight look again as soon as it is answered (not when its
+    # provisional time runs out), and Slack (the enforcing fake) sees them a second apart.
+    import time
+
+    from bot.slack_client import make_web_client, paced_copy
+    from tests.fakes import workspace as ws
+    from tests.fakes.slack_api import FakeSlack
+
+    with FakeSlack(enforce_limits=True) as slack:
+        pacer = Pacer(SlidingWindows(method_limits()))
+        base = make_web_client(token=ws.BOT_TOKEN, base_url=slack.url, pacer=pacer)
+        started = time.monotonic()
+        threads = [threading.Thread(target=lambda i=i: paced_copy(base, pacer).chat_postMessage(channel="C1", text=f"{i}"))
+                   for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        times = sorted(c.time for c in slack.calls("chat.postMessage") if c.status == 200)
+        assert len(times) == 4 and not slack.limits.refusals
+        assert all(b - a >= 1.0 for a, b in zip(times, times[1:])), times
+        assert times[-1] - started < 8, times  # about 3.3 s; a stall per waiter would be 30 s each

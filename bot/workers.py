@@ -125,7 +125,7 @@ class WorkerPool:
             if proc is not None:
                 proc.join(max(0.1, deadline - time.monotonic()))
                 if proc.is_alive():
-                    proc.terminate()
+                    proc.kill()  # workers ignore SIGTERM (the serving process decides when they stop)
         return idle
 
     # -- work -----------------------------------------------------------------------------------
@@ -193,6 +193,7 @@ def worker_main(settings: Settings, index: int, queue, finished, window_storage,
     import queue as queues
     import signal
     from concurrent.futures import ThreadPoolExecutor
+    from concurrent.futures import wait as wait_futures
 
     from bot.app import create_app
 
@@ -218,6 +219,7 @@ def worker_main(settings: Settings, index: int, queue, finished, window_storage,
                 finished[index] += 1
 
     pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix=f"gpubot-worker-{index}")
+    running: set = set()
     while True:
         if os.getppid() != parent:
             # The serving process was killed outright: nobody will wait for this work or count it.
@@ -229,5 +231,12 @@ def worker_main(settings: Settings, index: int, queue, finished, window_storage,
             continue
         if job is None:
             break
-        pool.submit(run, job)
-    pool.shutdown(wait=True)  # the serving process asked us to stop after its grace: finish what we hold
+        running = {future for future in running if not future.done()}
+        running.add(pool.submit(run, job))
+    # The serving process asked us to stop after its grace: finish what we hold, unless it is gone (an
+    # answer can wait out its whole deadline against a Slack that no longer answers).
+    pool.shutdown(wait=False)
+    while wait_futures(running, timeout=0.5).not_done:
+        if os.getppid() != parent:
+            log.warning("gpubot: worker %d: the serving process is gone; exiting with work unfinished", index)
+            os._exit(1)

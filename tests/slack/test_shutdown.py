@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -100,6 +101,22 @@ def test_work_past_the_grace_period_is_abandoned_with_a_log_line(seed_sim, tmp_p
             _clear_faults(seed_sim)
         assert "1 diagnoses still running after 0.5 s were abandoned" in log.read_text()
         assert not _answered(slack)
+        # The worker holding the abandoned diagnosis goes with the serving process (it ignores SIGTERM,
+        # so it is killed): nothing posts after the rolling update replaced this replica.
+        workers = [int(pid) for pid in re.findall(r"worker \d+ \(pid (\d+)\) ready", log.read_text())]
+        assert workers
+        deadline = time.monotonic() + 10
+        while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not any(_alive(pid) for pid in workers), workers
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 def test_socket_mode_sigterm_also_lets_the_diagnosis_answer(seed_sim, tmp_path):

@@ -11,15 +11,31 @@ from datetime import datetime, timezone
 
 from playbooks.analyzers.evidence import parse_time
 
-# As long as a pod must have run to call a slow image pull history (analyzers/signals.py SETTLED_S).
-RECOVERED_AFTER_S = 3600
+SETTLED_S = 3600  # an hour of running without a restart: start-up problems and old crashes are history
+
+
+def settled(pod: dict, *, now: datetime | None = None) -> bool:
+    """Running, every container running since at least SETTLED_S ago (state.running.startedAt), none
+    restarted (restartCount 0): the pod got past start-up and has stayed up."""
+    status = pod.get("status") or {}
+    containers = status.get("containerStatuses") or []
+    if status.get("phase") != "Running" or not containers:
+        return False
+    now = now or datetime.now(timezone.utc)
+    return all(not container.get("restartCount", 0) and _running_for(container, now) >= SETTLED_S
+               for container in containers)
 
 
 def recovered(pod: dict, container: str, *, now: datetime | None = None) -> bool:
-    """The container's current run has lasted at least RECOVERED_AFTER_S (state.running.startedAt)."""
+    """The container's current run has lasted at least SETTLED_S (state.running.startedAt)."""
     now = now or datetime.now(timezone.utc)
     for status in (pod.get("status") or {}).get("containerStatuses") or []:
         if status.get("name") == container:
-            started = parse_time(((status.get("state") or {}).get("running") or {}).get("startedAt"))
-            return started is not None and (now - started).total_seconds() >= RECOVERED_AFTER_S
+            return _running_for(status, now) >= SETTLED_S
     return False
+
+
+def _running_for(status: dict, now: datetime) -> float:
+    """Seconds the container's current run has lasted; -1 when it is not running."""
+    started = parse_time(((status.get("state") or {}).get("running") or {}).get("startedAt"))
+    return -1.0 if started is None else (now - started).total_seconds()

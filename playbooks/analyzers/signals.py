@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from datetime import datetime, timezone
+from datetime import datetime
 
-from playbooks.analyzers.evidence import event_component, parse_time
+from playbooks.analyzers.evidence import event_component
+from playbooks.analyzers.history import settled
 from playbooks.analyzers.scan import Located, signals
 from playbooks.explain import fix_context, template_for
 from playbooks.facts import Facts
@@ -27,7 +28,6 @@ from playbooks.signatures.details import View, describe
 
 PROVISIONING_PREFIXES = ("scheduling.", "karpenter.", "efa.resource_unavailable")
 NOT_PROVISIONING = ("karpenter.disruption", "karpenter.provisioning", "scheduling.gated")
-SETTLED_S = 3600  # an hour of running without a restart: start-up problems are history
 
 
 def _provisioning(code: str) -> bool:
@@ -187,21 +187,6 @@ def _scheduling_history(loc: Located) -> bool:
     resource", kubernetes/kubernetes pkg/kubelet/lifecycle/predicate.go) is why the pod failed there, and
     the status.message of a pod past Pending is its state now, not history."""
     return loc.origin == "event" and loc.component != "kubelet"
-
-
-def settled(pod: dict, *, now: datetime | None = None) -> bool:
-    """Running, every container running since at least SETTLED_S ago (state.running.startedAt), none
-    restarted (restartCount 0): the pod got past start-up and has stayed up."""
-    status = pod.get("status") or {}
-    containers = status.get("containerStatuses") or []
-    if status.get("phase") != "Running" or not containers:
-        return False
-    now = now or datetime.now(timezone.utc)
-    for container in containers:
-        started = parse_time(((container.get("state") or {}).get("running") or {}).get("startedAt"))
-        if started is None or container.get("restartCount", 0) or (now - started).total_seconds() < SETTLED_S:
-            return False
-    return True
 
 
 def _carried(code: str, explained: set[str], *, from_karpenter: bool) -> bool:

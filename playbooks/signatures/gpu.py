@@ -24,8 +24,17 @@ CODE_XIDS = frozenset({13, 31, 43})
 HARDWARE_XIDS = frozenset({48, 63, 64, 74, 79, 92, 94, 95, 119, 120, 140})
 
 
-def xid_verdict(fields: dict[str, str], text: str) -> Verdict:
-    xid = int(fields.get("xid", "0"))
+def xid_number(raw: str | None) -> int | None:
+    """An Xid as a number: at most four ASCII digits (NVIDIA's catalogue stops in the hundreds), else None,
+    so a line with a 5,000-digit "Xid" is no Xid at all instead of an int() that raises."""
+    raw = raw or ""
+    return int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 4 else None
+
+
+def xid_verdict(fields: dict[str, str], text: str) -> Verdict | None:
+    xid = xid_number(fields.get("xid", "0"))
+    if xid is None:
+        return None  # not an Xid the driver can print: no match
     if xid in CODE_XIDS:
         return Verdict(code="training.code_error", severity="warning", confidence="medium",
                        title="GPU driver reported Xid {xid}, a fault of the job's CUDA code (not the hardware)")
@@ -105,7 +114,7 @@ RULES: tuple[Rule, ...] = (
                   "marking it unhealthy", "marking it as unhealthy", "Marking device "),
         pattern=re.compile(r"unhealthy", re.IGNORECASE),
         extract=(
-            re.compile(r"Xid=(?P<xid>\d+)"),
+            re.compile(r"Xid=(?P<xid>[0-9]{1,4})\b"),
             re.compile(r"(?P<device>GPU-[0-9a-fA-F-]{4,}|MIG-[0-9a-fA-F-]{4,})"),
             re.compile(r"'(?P<resource>[a-z0-9.-]+/[a-z0-9.-]+)' device marked unhealthy"),
             re.compile(r"(?P<installer>gpu-operator)"),
@@ -121,7 +130,7 @@ RULES: tuple[Rule, ...] = (
         confidence="high",
         title="GPU hardware fault: Xid {xid} on PCI {pci}",
         keywords=("NVRM: Xid",),
-        pattern=re.compile(r"NVRM: Xid \(PCI:(?P<pci>[0-9a-fA-F:.]{4,20})\): (?P<xid>\d+),(?: pid=(?P<pid>[^,\s]{0,40}),)?(?: name=[^,]{0,100},)?\s*(?P<description>[^\n]{0,200})"),
+        pattern=re.compile(r"NVRM: Xid \(PCI:(?P<pci>[0-9a-fA-F:.]{4,20})\): (?P<xid>[0-9]{1,4}),(?: pid=(?P<pid>[^,\s]{0,40}),)?(?: name=[^,]{0,100},)?\s*(?P<description>[^\n]{0,200})"),
         refine=xid_verdict,
         fields_doc="xid, pci, pid, description",
         example="NVRM: Xid (PCI:0000:10:1c): 79, pid=1234, GPU has fallen off the bus.",

@@ -50,6 +50,8 @@ _FALSE = re.compile(r"\bFalse\b|status: \"?False")
 
 def _monitor_xid(fields: dict[str, str], text: str) -> Verdict | None:
     verdict = xid_verdict(fields, text)
+    if verdict is None:
+        return None
     if verdict.code is None and (fields.get("level") == "Warning" or "unknown" in fields):
         # The agent raises only an event for an Xid outside its well-known list.
         return Verdict(severity="warning", confidence="medium",
@@ -82,7 +84,7 @@ RULES: tuple[Rule, ...] = (
         confidence="high",
         title="GPU hardware fault: Xid {xid} (node monitoring agent, AcceleratedHardwareReady=False)",
         keywords=("NvidiaXID", "XID-"),
-        pattern=re.compile(r"(?:NvidiaXID|detected (?P<unknown>unknown )?XID-)(?P<xid>\d+)(?P<level>Error|Warning)?"),
+        pattern=re.compile(r"(?:NvidiaXID|detected (?P<unknown>unknown )?XID-)(?P<xid>[0-9]{1,4})(?:(?P<level>Error|Warning)|\b)"),
         refine=_monitor_xid,
         fields_doc="xid, level (Error|Warning), unknown",
         example="  AcceleratedHardwareReady   False   Tue, 10 Mar 2026 08:15:02 +0000   Tue, 10 Mar 2026 08:12:40 +0000   NvidiaXID79Error   detected XID-79 on the instance, review kernel logs for additional information.",

@@ -3,7 +3,10 @@ playbooks/sweep, and the diagnosis engine for GPU pods Pending too long. Posts n
 problems and what could not be checked, for `gpubot sweep --once` and the leader's sweep timer.
 
 Every read may fail alone (403, Karpenter absent or at another version): the sweep goes on without it
-and says "not checked: <what> (<why>)". A cluster that does not answer at all raises ClusterUnreachable.
+and says "not checked: <what> (<why>)". So may every detector, on objects it cannot read (a hostile
+Event, a malformed field): the detectors turn one bad item into a gap themselves, and a detector that
+still fails is a gap, not the end of the sweep. A cluster that does not answer at all raises
+ClusterUnreachable.
 """
 from __future__ import annotations
 
@@ -80,20 +83,30 @@ def sweep(service: "DiagnosisService", settings: Settings, *, context: str | Non
             result.not_checked.append(f"not checked: {value.more} more {what} (over the sweep's cap of {len(value)})")
         return value
 
+    def detect(what: str, fn: Callable[[], list[Problem]]) -> list[Problem]:
+        try:
+            return fn()
+        except Exception as exc:  # noqa: BLE001 - a detector's bug or a hostile object: a gap, logged in full
+            log.exception("sweep detector for %s failed", what)
+            result.not_checked.append(f"not checked: {what} (could not read them: {type(exc).__name__}: "
+                                      f"{str(exc)[:200]})")
+            return []
+
     problems: list[Problem] = []
     nodes = attempt("GPU nodes", lambda: reads.gpu_nodes(max_items=MAX_GPU_NODES), Listed())
     warnings = attempt("warning events of GPU nodes", lambda: reads.node_warnings(max_items=MAX_NODE_WARNINGS),
                        Listed())
-    problems += node_problems(list(nodes), list(warnings), cluster=cluster, now=now)
+    problems += detect("GPU nodes", lambda: node_problems(list(nodes), list(warnings), cluster=cluster, now=now,
+                                                          gaps=result.not_checked))
 
     nodepools = attempt("NodePools", lambda: reads.nodepools(max_items=MAX_NODEPOOLS), None)
     if nodepools is None:
         result.not_checked.append("not checked: NodeClaims and consolidation of training pods (NodePools unread)")
     else:
         gpu_pools = {name_of(np): np for np in nodepools if is_gpu_nodepool(np)}
-        problems += nodepool_problems(list(gpu_pools.values()), cluster=cluster)
+        problems += detect("NodePools", lambda: nodepool_problems(list(gpu_pools.values()), cluster=cluster))
         claims = attempt("NodeClaims", lambda: reads.nodeclaims(sorted(gpu_pools), max_items=MAX_NODECLAIMS), Listed())
-        problems += nodeclaim_problems(list(claims), cluster=cluster, now=now)
+        problems += detect("NodeClaims", lambda: nodeclaim_problems(list(claims), cluster=cluster, now=now))
         problems += _exposure(reads, nodes, gpu_pools, cluster=cluster, result=result)
 
     pending = attempt("pending pods", lambda: reads.pending_pods(max_items=MAX_PENDING_PODS), Listed())
@@ -158,6 +171,9 @@ def _diagnose_pending(service: "DiagnosisService", groups: list[PendingGroup], *
             raise
         except (ReadFailed, GpubotError) as exc:
             return group, None, _why(exc)
+        except Exception as exc:  # noqa: BLE001 - one job's diagnosis failing is its gap, logged in full
+            log.exception("sweep diagnosis of %s failed", group.describe())
+            return group, None, f"{type(exc).__name__}: {str(exc)[:200]}"
 
     problems = []
     with ThreadPoolExecutor(max_workers=PARALLEL_READS) as pool:

@@ -4,7 +4,9 @@ requests that grows with the GPU part of the cluster, not with all its pods.
 - GPU nodes: nodes by label, Karpenter's (or Auto Mode's) instance-gpu-count, else GPU feature
   discovery's nvidia.com/gpu.present; each later selector excludes the earlier labels, so a node is
   listed once;
-- warnings about nodes: events, fieldSelector involvedObject.kind=Node,type=Warning;
+- warnings about nodes: events, fieldSelector involvedObject.kind=Node,type=Warning, in every
+  namespace: a tenant's claim about a node is shown as one, and who wrote each event decides what it
+  counts for (playbooks/speakers.py);
 - pending pods: pods in every namespace, fieldSelector status.phase=Pending;
 - NodePools: at the karpenter.sh version the cluster serves, converted to v1;
 - NodeClaims: labelSelector karpenter.sh/nodepool in (the GPU NodePools);

@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 from playbooks.analyzers import evidence as ev
-from playbooks.analyzers.scan import signals
+from playbooks.analyzers.scan import Located, signals
 from playbooks.facts import Facts
 from playbooks.fixes import render_fix
 from playbooks.model import Evidence, Finding, Remediation
 from playbooks.remediations import InvalidRemediation, cordon_gpu_node
+from playbooks.speakers import SPEAKERS_NAMED
 
 GPU = "nvidia.com/gpu"
 
@@ -21,7 +22,9 @@ def analyze_unhealthy(facts: Facts):
                 or (p.pod.get("status") or {}).get("reason") == "UnexpectedAdmissionError"]
     short = {n: _gpu_counts(node) for n, node in facts.nodes.items()}
     short = {n: (c, a) for n, (c, a) in short.items() if c is not None and a is not None and str(c) != str(a)}
-    plugin_hits = [loc for loc in signals(facts) if loc.origin == "device-plugin" and loc.signal.code == "gpu.unhealthy_device"]
+    # a device plugin's log counts from the namespaces the plugin is installed in (playbooks/speakers.py)
+    plugin_hits = [loc for loc in signals(facts) if loc.origin == "device-plugin" and loc.vouched
+                   and loc.signal.code == "gpu.unhealthy_device"]
     if not (rejected or short or plugin_hits):
         return
     node = (rejected[0].node_name if rejected and rejected[0].node_name else None) or next(iter(short), None) \
@@ -39,21 +42,29 @@ def analyze_unhealthy(facts: Facts):
     plugin_pod = next((ref for ref, _ in facts.device_plugin_logs.get(node or "", [])), None)
     fix = render_fix("unhealthy_gpu.sh.j2", node=node or "<node>", plugin_pod=plugin_pod)
     own = any(facts.is_target_pod(p) for p in rejected)
+    # Anyone who may write events in the pod's namespace can write an UnexpectedAdmissionError; the pod's
+    # status (kubelet's), the node's allocatable or the plugin's own log are what a cordon may rest on.
+    borne_out = node in short or any(loc.node == node for loc in plugin_hits) or any(
+        (p.pod.get("status") or {}).get("reason") == "UnexpectedAdmissionError" and p.node_name == node for p in rejected)
     yield Finding(
-        code="gpu.unhealthy_device", severity="critical" if own else "error", confidence="high",
+        code="gpu.unhealthy_device", severity="critical" if own else "error", confidence="high" if borne_out else "low",
         title=f"GPU marked unhealthy on {node}{lost}" + (f": kubelet rejected {rejected[0].name}" if rejected else ""),
         detail=(f"The NVIDIA device plugin marked GPU(s) on {node} unhealthy{lost}: they still count in capacity but "
                 f"not in allocatable, and kubelet refuses to hand them out ('Allocate failed due to no healthy devices "
                 f"present', pod rejected with UnexpectedAdmissionError). The plugin does not recover by itself. "
                 f"Cordon the node so no new GPU pods land there, then replace it (delete its NodeClaim) or, after a "
                 f"transient fault, restart the device plugin pod on it."),
-        evidence=evidence, fix=fix, remediations=_cordon(node),
+        evidence=evidence, fix=fix, remediations=_cordon(node) if borne_out else [],
     )
 
 
 def analyze_xid(facts: Facts):
     hits = [loc for loc in signals(facts) if loc.signal.code == "gpu.xid_error" and loc.signal.severity != "info"]
     if not hits:
+        return
+    hits.sort(key=lambda loc: not loc.vouched)  # what speakers for the node said first (stable otherwise)
+    if not hits[0].vouched:
+        yield _claimed_xid(hits)
         return
     sig = hits[0].signal
     xid = sig.fields.get("xid", "?")
@@ -66,6 +77,24 @@ def analyze_xid(facts: Facts):
                 f"it; keep its instance ID for an AWS support case."),
         evidence=[Evidence(loc.signal.source, loc.signal.line) for loc in hits[:3]],
         remediations=_cordon(hits[0].node),
+    )
+
+
+def _claimed_xid(hits: list[Located]) -> Finding:
+    """Xids only writers that cannot speak for the node reported, and the node's status does not show:
+    said, with who said it, and nothing to cordon (scan.py has capped the signals already)."""
+    lead = hits[0]
+    xid = lead.signal.fields.get("xid", "?")
+    where = f" on {lead.node}" if lead.node else ""
+    return Finding(
+        code="gpu.xid_error", severity=lead.signal.severity, confidence="low",
+        title=f"GPU Xid {xid}{where} reported by {lead.speaker}, not corroborated",
+        detail=(f"An event in {lead.speaker.split('/', 1)[0]} says the GPU driver reported Xid {xid}{where}, but it was "
+                f"not written by a component that can speak for the node ({SPEAKERS_NAMED}) in a namespace they "
+                f"write to, and the node's status shows no lost GPU (allocatable equals capacity) and no "
+                f"AcceleratedHardwareReady=False. Treat it as a claim to check (nvidia-smi -q on the node, the device "
+                f"plugin's log), not as a fault: nothing is offered to cordon."),
+        evidence=[Evidence(loc.signal.source, loc.signal.line) for loc in hits[:3]],
     )
 
 

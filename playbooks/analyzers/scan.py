@@ -1,21 +1,34 @@
 """Every text the engine gathered, run once through the signature catalogue.
 
 Each signal keeps where it came from (which pod, event, log, or the Karpenter controller), so the
-analyzers can tell the target's own evidence from a peer's.
+analyzers can tell the target's own evidence from a peer's. A claim that a node's GPU is broken, made
+by a writer that cannot speak for the node (playbooks/speakers.py) and not borne out by the node's
+status, enters capped: a warning of low confidence that says who reported it. One item that cannot be
+read (a hostile event, a log line no rule survives) becomes a gap; the rest is still scanned.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import logging
+from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Callable, Iterable, Iterator, TypeVar
 
 from playbooks.analyzers.evidence import event_component, event_source, event_time
 from playbooks.analyzers.history import recovered
 from playbooks.analyzers.initializing import launch_in_progress
 from playbooks.facts import Facts, PodFacts
 from playbooks.karpenter.nodeclaim import nominated_claims
+from playbooks.model import SEVERITIES
 from playbooks.signatures import Signal, scan_line, scan_lines
+from playbooks.speakers import Voice, hardware_claim, node_vouches, plugin_voice, voice_of
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 KARPENTER_COMPONENTS = ("karpenter", "eks-auto-mode")
+# The most an uncorroborated hardware claim can be: never critical or error, so never an alert that pages
+# and never a cordon offer.
+CLAIM_CEILING = "warning"
 
 
 @dataclass(frozen=True)
@@ -27,6 +40,10 @@ class Located:
     component: str = ""  # the event's reporting component ("karpenter", "default-scheduler", ...)
     when: datetime | None = None  # when the event last happened
     about: frozenset[str] = frozenset()  # a NodeClaim event: the pods nominated to that claim
+    # A hardware claim about a node: False when its writer cannot speak for the node and the node's status
+    # does not bear it out (the signal is then capped); ``speaker`` names the writer ("namespace/component").
+    vouched: bool = True
+    speaker: str = ""
 
     @property
     def from_karpenter(self) -> bool:
@@ -42,42 +59,98 @@ def signals(facts: Facts) -> list[Located]:
 
 def _scan(facts: Facts):
     owner_ref = f"{facts.owner_kind}/{facts.target.namespace}/{facts.target.name}"
-    for event in facts.owner_events:
-        for sig in scan_line(event.get("message", ""), source=event_source(owner_ref, event)):
-            yield Located(sig, "owner-event", component=event_component(event), when=event_time(event))
+    yield from _each(facts, facts.owner_events, lambda event: [
+        Located(sig, "owner-event", component=event_component(event), when=event_time(event))
+        for sig in scan_line(event.get("message", ""), source=event_source(owner_ref, event))],
+        what=lambda event: f"an event about {owner_ref} ({_event_name(event)})")
     for pod in facts.pods:
-        for event in pod.events:
-            for sig in scan_line(event.get("message", ""), source=event_source(pod.ref, event)):
-                yield Located(sig, "event", pod=pod, component=event_component(event), when=event_time(event))
+        yield from _each(facts, pod.events, lambda event, pod=pod: [
+            Located(sig, "event", pod=pod, component=event_component(event), when=event_time(event))
+            for sig in scan_line(event.get("message", ""), source=event_source(pod.ref, event))],
+            what=lambda event, pod=pod: f"an event about {pod.ref} ({_event_name(event)})")
         status = pod.pod.get("status") or {}
         if status.get("message"):
-            for sig in scan_line(status["message"], source=f"{pod.ref} status.message"):
-                yield Located(sig, "condition", pod=pod)
-        for (container, previous), text in pod.logs.items():
-            if previous and recovered(pod.pod, container):
-                continue  # a crash the container has run fine for an hour since: history (analyzers/history.py)
-            source = f"log {pod.ref} container {container}" + (" (previous)" if previous else "")
-            for sig in scan_lines(text.splitlines(), source=source):
-                yield Located(sig, "log", pod=pod)
+            yield from _each(facts, [status["message"]], lambda message, pod=pod: [
+                Located(sig, "condition", pod=pod) for sig in scan_line(message, source=f"{pod.ref} status.message")],
+                what=lambda _, pod=pod: f"the status message of {pod.ref}")
+        logs = [(container, previous, text) for (container, previous), text in pod.logs.items()
+                # a crash the container has run fine for an hour since: history (analyzers/history.py)
+                if not (previous and recovered(pod.pod, container))]
+        yield from _each(facts, logs, lambda entry, pod=pod: [
+            Located(sig, "log", pod=pod) for sig in scan_lines(entry[2].splitlines(), source=_log_source(pod, entry))],
+            what=lambda entry, pod=pod: _log_source(pod, entry))
     for node, events in facts.node_events.items():
-        for event in events:
-            for sig in scan_line(event.get("message", ""), source=event_source(f"node/{node}", event)):
-                yield Located(sig, "node-event", node=node)
+        yield from _each(facts, events, lambda event, node=node: _node_event(facts, node, event),
+                         what=lambda event, node=node: f"an event about node/{node} ({_event_name(event)})")
     nominated = _nominated_pods(facts)
     for claim, events in facts.nodeclaim_events.items():
-        for event in events:
+        yield from _each(facts, events, lambda event, claim=claim: [
+            Located(sig, "nodeclaim-event", node=claim, component=event_component(event), when=event_time(event),
+                    about=nominated.get(claim, frozenset()))
             for sig in scan_line(event.get("message") or event.get("note") or "",
-                                 source=event_source(f"nodeclaim/{claim}", event)):
-                yield Located(sig, "nodeclaim-event", node=claim, component=event_component(event),
-                              when=event_time(event), about=nominated.get(claim, frozenset()))
+                                 source=event_source(f"nodeclaim/{claim}", event))],
+            what=lambda event, claim=claim: f"an event about nodeclaim/{claim} ({_event_name(event)})")
     yield from _conditions(facts)
     if facts.karpenter_log:
         for sig in scan_lines(facts.karpenter_log, source=facts.karpenter_source):
             yield Located(sig, "karpenter")
     for node, entries in facts.device_plugin_logs.items():
-        for ref, text in entries:
-            for sig in scan_lines(text.splitlines(), source=f"log {ref}"):
-                yield Located(sig, "device-plugin", node=node)
+        yield from _each(facts, entries, lambda entry, node=node: _plugin_log(facts, node, *entry),
+                         what=lambda entry: f"the log of {entry[0]}")
+
+
+def _node_event(facts: Facts, node: str, event: dict) -> list[Located]:
+    voice = voice_of(event)
+    return [_vouched(Located(sig, "node-event", node=node), voice, facts)
+            for sig in scan_line(event.get("message") or event.get("note") or "",
+                                 source=event_source(f"node/{node}", event))]
+
+
+def _plugin_log(facts: Facts, node: str, ref: str, text: str) -> list[Located]:
+    _, namespace, name = (ref.split("/", 2) + ["", ""])[:3]
+    voice = plugin_voice(namespace, name)
+    return [_vouched(Located(sig, "device-plugin", node=node), voice, facts)
+            for sig in scan_lines(text.splitlines(), source=f"log {ref}")]
+
+
+def _vouched(loc: Located, voice: Voice, facts: Facts) -> Located:
+    """A hardware claim as far as its writer and the node's status bear it out: from a speaker for the
+    node, as it is; from anyone else, as it is when the node's status shows the trouble too (that line is
+    added to the title), else capped at a low-confidence warning that names who reported it."""
+    sig = loc.signal
+    if voice.trusted or not hardware_claim(sig.code, sig.fields):
+        return replace(loc, speaker=voice.label)
+    status = node_vouches(facts.nodes.get(loc.node or ""))
+    if status is not None:
+        return replace(loc, speaker=voice.label,
+                       signal=replace(sig, title=f"{sig.title} (reported by {voice.label}; {status})"))
+    ceiling = max(sig.severity, CLAIM_CEILING, key=SEVERITIES.index)
+    capped = replace(sig, severity=ceiling, confidence="low", title=f"{sig.title} ({voice.caveat})")
+    return replace(loc, signal=capped, vouched=False, speaker=voice.label)
+
+
+def _each(facts: Facts, items: Iterable[T], scan: Callable[[T], list[Located]], *,
+          what: Callable[[T], str]) -> Iterator[Located]:
+    """Scan items one by one: an item that cannot be read is a gap naming it, and the rest goes on."""
+    for item in items:
+        try:
+            found = scan(item)
+        except Exception as exc:  # noqa: BLE001 - any one item's failure, logged with its traceback
+            log.warning("could not scan %s", what(item), exc_info=True)
+            facts.gaps.append(f"Not checked: {what(item)} (could not read it: {type(exc).__name__}: "
+                              f"{str(exc)[:200]}).")
+            continue
+        yield from found
+
+
+def _log_source(pod: PodFacts, entry: tuple[str, bool, str]) -> str:
+    container, previous, _ = entry
+    return f"log {pod.ref} container {container}" + (" (previous)" if previous else "")
+
+
+def _event_name(event: dict) -> str:
+    meta = event.get("metadata") or {}
+    return f"event {str(meta.get('namespace') or '')[:63]}/{str(meta.get('name') or '')[:253]}"
 
 
 def _nominated_pods(facts: Facts) -> dict[str, frozenset[str]]:

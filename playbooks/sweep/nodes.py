@@ -2,7 +2,9 @@
 a false condition of the EKS node monitoring agent, or the agent's (and other) GPU warnings as events.
 
 Every problem of one node shares the node as its storm group: twelve Xids on eight GPUs of one node are
-one message. Sources: kubernetes/kubernetes pkg/controller/nodelifecycle (Ready, grace period),
+one message. A GPU warning counts only from a writer that can speak for the node (playbooks/speakers.py);
+anyone else's is a low warning naming who said it, unless the node's status shows the same trouble. An
+event that cannot be read becomes a gap, never the end of the sweep. Sources: kubernetes/kubernetes pkg/controller/nodelifecycle (Ready, grace period),
 NVIDIA/k8s-device-plugin internal/rm/health.go (unhealthy GPUs leave allocatable, not capacity),
 aws/eks-node-monitoring-agent pkg/reasons/reasons.yaml (conditions, reasons, which are events only).
 """
@@ -18,6 +20,7 @@ from playbooks.problems import Problem
 from playbooks.remediations import InvalidRemediation, cordon_gpu_node
 from playbooks.signatures.catalogue import scan_line
 from playbooks.sweep.merge import merge
+from playbooks.speakers import SPEAKERS_NAMED, node_vouches, voice_of
 from playbooks.sweep.objects import condition, labels_of, meta, name_of, seconds_since
 
 GPU = "nvidia.com/gpu"
@@ -36,7 +39,10 @@ EVENT_WINDOW = 3600.0
 # aws/eks-node-monitoring-agent pkg/reasons/reasons.yaml: conditions the agent sets on a node.
 MONITORING_CONDITIONS = ("AcceleratedHardwareReady", "NetworkingReady", "KernelReady", "StorageReady",
                          "ContainerRuntimeReady")
-_XID_REASON = re.compile(r"^NvidiaXID(?P<xid>\d+)(?P<level>Error|Warning)$")
+# An Xid is at most four digits (NVIDIA's catalogue stops in the hundreds); a longer one is unreadable.
+_XID_REASON = re.compile(r"^NvidiaXID(?P<xid>[0-9]{1,4})(?P<level>Error|Warning)$")
+_XID_LIKE = re.compile(r"^NvidiaXID[0-9]")
+_XID_TOO_LONG = re.compile(r"(?:NvidiaXID|XID-|Xid=|NVRM: Xid \(PCI:[0-9a-fA-F:.]{4,20}\): )[0-9]{5}")
 # Reasons of GPU health the agent reports as events (warnings; the fatal ones also set the condition).
 _GPU_EVENT_REASONS = re.compile(
     r"^(DCGMHealthCode\d+|DCGMFieldError\d+|DCGMDiagnosticFailure|DCGMError|NvidiaDoubleBitError|NvidiaNVLinkError"
@@ -60,8 +66,15 @@ def _gpus(node: dict, which: str) -> int:
         return 0
 
 
-def node_problems(nodes: list[dict], events: list[dict], *, cluster: str, now: datetime) -> list[Problem]:
-    """Problems of GPU nodes; ``events`` are Warning events about nodes (others are ignored)."""
+class Unreadable(ValueError):
+    """An event that says it is a GPU report but cannot be read as one."""
+
+
+def node_problems(nodes: list[dict], events: list[dict], *, cluster: str, now: datetime,
+                  gaps: list[str] | None = None) -> list[Problem]:
+    """Problems of GPU nodes; ``events`` are Warning events about nodes (others are ignored). What could
+    not be read is added to ``gaps`` ("not checked: <what> (<why>)") and the rest is swept."""
+    gaps = [] if gaps is None else gaps
     by_node: dict[str, list[dict]] = {}
     for event in events:
         involved = event.get("involvedObject") or event.get("regarding") or {}
@@ -72,11 +85,18 @@ def node_problems(nodes: list[dict], events: list[dict], *, cluster: str, now: d
         if not is_gpu_node(node) or meta(node).get("deletionTimestamp"):
             continue
         name = name_of(node)
-        problems += _not_ready(node, cluster=cluster, now=now)
-        problems += _gpu_count(node, cluster=cluster, now=now)
-        problems += _monitoring(node, cluster=cluster)
-        problems += _events(node, by_node.get(name, []), cluster=cluster, now=now)
+        try:
+            found = _not_ready(node, cluster=cluster, now=now) + _gpu_count(node, cluster=cluster, now=now)
+            found += _monitoring(node, cluster=cluster)
+        except Exception as exc:  # noqa: BLE001 - one node's failure is its gap, the others are still swept
+            gaps.append(f"not checked: node {name[:253]} (could not read it: {_why(exc)})")
+            found = []
+        problems += found + _events(node, by_node.get(name, []), cluster=cluster, now=now, gaps=gaps)
     return merge(problems)
+
+
+def _why(exc: Exception) -> str:
+    return f"{type(exc).__name__}: {str(exc)[:200]}" if not isinstance(exc, Unreadable) else str(exc)[:200]
 
 
 def _problem(node: dict, *, code: str, severity: str, title: str, detail: str, evidence: list[Evidence],
@@ -189,32 +209,81 @@ def _monitoring(node: dict, *, cluster: str) -> list[Problem]:
     return out
 
 
-def _events(node: dict, events: list[dict], *, cluster: str, now: datetime) -> list[Problem]:
+def _events(node: dict, events: list[dict], *, cluster: str, now: datetime, gaps: list[str]) -> list[Problem]:
     """GPU warnings about the node: the agent's reasons (NvidiaXID<n>Warning, DCGMHealthCode<n>, ...) and
-    any warning whose message carries a driver Xid line (node-problem-detector and the like)."""
-    xids: dict[str, list[tuple[dict, str]]] = {}
-    health: list[dict] = []
+    any warning whose message carries a driver Xid line (node-problem-detector and the like). Split by
+    who said them: speakers for the node, and the rest, which the node's status may bear out."""
+    heard: dict[bool, _Heard] = {True: _Heard(), False: _Heard()}
+    claimants: set[str] = set()
     for event in events:
-        if (now - event_time(event)).total_seconds() > EVENT_WINDOW:
-            continue
-        reason = str(event.get("reason") or "")
-        match = _XID_REASON.match(reason)
-        if match:
-            if match.group("level") == "Warning" and int(match.group("xid")) in APPLICATION_XIDS:
-                continue
-            xids.setdefault(match.group("xid"), []).append((event, match.group("level")))
-            continue
-        if _GPU_EVENT_REASONS.match(reason):
-            health.append(event)
-            continue
-        message = str(event.get("message") or event.get("note") or "")
-        for signal in scan_line(message, source="event"):
-            if signal.code == "gpu.xid_error" and signal.severity != "info" and signal.fields.get("xid"):
-                xids.setdefault(signal.fields["xid"], []).append((event, "Error"))
-                break
+        try:
+            voice = voice_of(event)
+            if _hear(event, heard[voice.trusted], now=now) and not voice.trusted:
+                claimants.add(voice.label)
+        except Exception as exc:  # noqa: BLE001 - one event's failure is its gap, the others still count
+            gaps.append(f"not checked: {_event_ref(event)} about node {name_of(node)[:253]} "
+                        f"(could not read it: {_why(exc)})")
+    if node_vouches(node) is not None:  # the node's status bears the claims out: they count as told
+        heard[True].add(heard[False])
+        heard[False] = _Heard()
+    return _told(node, heard[True], cluster=cluster) + _claims(node, heard[False], claimants=sorted(claimants),
+                                                                cluster=cluster)
+
+
+class _Heard:
+    """GPU warnings about one node: Xid -> [(event, level)], and other GPU health events."""
+
+    def __init__(self) -> None:
+        self.xids: dict[str, list[tuple[dict, str]]] = {}
+        self.health: list[dict] = []
+
+    def add(self, other: "_Heard") -> None:
+        for xid, found in other.xids.items():
+            self.xids.setdefault(xid, []).extend(found)
+        self.health += other.health
+
+
+def _hear(event: dict, heard: _Heard, *, now: datetime) -> bool:
+    """Count the event if it is a recent GPU warning; True when it was one."""
+    if (now - event_time(event)).total_seconds() > EVENT_WINDOW:
+        return False
+    reason = str(event.get("reason") or "")
+    match = _XID_REASON.match(reason)
+    if match is None and _XID_LIKE.match(reason):
+        raise Unreadable(f"reason {reason[:24]}... is no Xid of at most four digits")
+    if match:
+        xid = str(int(match.group("xid")))
+        if match.group("level") == "Warning" and int(xid) in APPLICATION_XIDS:
+            return False
+        heard.xids.setdefault(xid, []).append((event, match.group("level")))
+        return True
+    if _GPU_EVENT_REASONS.match(reason):
+        heard.health.append(event)
+        return True
+    message = str(event.get("message") or event.get("note") or "")
+    if _XID_TOO_LONG.search(message):
+        raise Unreadable("its message carries an Xid of more than four digits")
+    for signal in scan_line(message, source="event"):
+        xid = signal.fields.get("xid") or ""
+        if signal.code == "gpu.xid_error" and signal.severity != "info" and xid.isascii() and xid.isdigit():
+            heard.xids.setdefault(str(int(xid)), []).append((event, "Error"))
+            return True
+    return False
+
+
+def _event_ref(event: dict) -> str:
+    found = meta(event)
+    return f"event {str(found.get('namespace') or '')[:63]}/{str(found.get('name') or '')[:253]}"
+
+
+def _told(node: dict, heard: _Heard, *, cluster: str) -> list[Problem]:
+    """What speakers for the node said (and claims the node's status bears out)."""
     ref = f"node/{name_of(node)}"
+    borne_out = node_vouches(node)
+    status = [Evidence(source=f"{ref} status", text=borne_out)] if borne_out else []
     out = []
-    if xids:
+    if heard.xids:
+        xids = heard.xids
         fatal = any(level == "Error" for found in xids.values() for _, level in found)
         times = sum(event_count(e) for found in xids.values() for e, _ in found)
         listed = ", ".join(sorted(xids, key=int))
@@ -224,16 +293,44 @@ def _events(node: dict, events: list[dict], *, cluster: str, now: datetime) -> l
             detail=("The NVIDIA driver reported Xid errors on this node (79: fallen off the bus; 48: double-bit ECC; "
                     "63/64: page retirement; 94/95: contained/uncontained ECC; 119/120: GSP). Critical Xids make the "
                     "device plugin mark the GPU unhealthy; cordon the node and replace it."),
-            evidence=[from_event(ref, e) for found in xids.values() for e, _ in found][:5],
+            evidence=([from_event(ref, e) for found in xids.values() for e, _ in found][:5] + status),
         ))
-    if health:
-        reasons = sorted({str(e.get("reason")) for e in health})
+    if heard.health:
+        reasons = sorted({str(e.get("reason")) for e in heard.health})
         out.append(_problem(
             node, code="gpu.unhealthy_device", severity="warning", cluster=cluster,
             title=f"{_kind(node)}: GPU health warnings ({', '.join(reasons[:4])})",
             detail=("The EKS node monitoring agent reported GPU health warnings (DCGM health checks, ECC page "
                     "retirement, PCIe replays, power or thermal limits). Not fatal yet; watch for "
                     "AcceleratedHardwareReady=False and for jobs slowing down on this node."),
-            evidence=[from_event(ref, e) for e in health][:5],
+            evidence=[from_event(ref, e) for e in heard.health][:5] + status,
+        ))
+    return out
+
+
+def _claims(node: dict, heard: _Heard, *, claimants: list[str], cluster: str) -> list[Problem]:
+    """GPU warnings only writers that cannot speak for the node made, the node's status showing none of
+    it: one low warning per code that says who reported it, never a cordon."""
+    ref = f"node/{name_of(node)}"
+    who = ", ".join(claimants[:3]) + (f" and {len(claimants) - 3} more" if len(claimants) > 3 else "")
+    caveat = f"reported by {who}, not corroborated"
+    why = (f"No component that can speak for the node ({SPEAKERS_NAMED}) reported it in a namespace it writes to, "
+           "and the node's status shows no lost GPU (allocatable equals capacity) and no "
+           "AcceleratedHardwareReady=False. Anyone who may create events in a namespace can write one about any "
+           "node: check the node (nvidia-smi -q, the device plugin's log) before acting on it.")
+    out = []
+    if heard.xids:
+        listed = ", ".join(sorted(heard.xids, key=int))
+        out.append(_problem(
+            node, code="gpu.xid_error", severity="warning", cluster=cluster,
+            title=f"{_kind(node)}: GPU Xid {listed} {caveat}", detail=why,
+            evidence=[from_event(ref, e) for found in heard.xids.values() for e, _ in found][:5],
+        ))
+    if heard.health:
+        reasons = sorted({str(e.get("reason"))[:64] for e in heard.health})
+        out.append(_problem(
+            node, code="gpu.unhealthy_device", severity="warning", cluster=cluster,
+            title=f"{_kind(node)}: GPU health warnings ({', '.join(reasons[:4])}) {caveat}", detail=why,
+            evidence=[from_event(ref, e) for e in heard.health][:5],
         ))
     return out

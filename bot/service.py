@@ -85,6 +85,12 @@ class DiagnosisService:
             raise Refused(access.refusal(name, namespace))
         return access
 
+    def channel_may_read(self, channel: str, *, cluster: str, namespace: str | None) -> bool:
+        """Whether everyone in ``channel`` may read ``namespace`` of ``cluster``: the channel's own grant,
+        no person's. What gpubot posts there unasked (alerts, approval requests, notes in an incident's
+        thread) is read by all its members, so no member's own grant can open it."""
+        return self.access(Asker(user=None, channel=channel)).may_read(cluster, namespace)
+
     def check_remediation(self, asker: Asker, remediation: Remediation, *, cluster: str | None,
                           namespace: str | None) -> None:
         """Refuse a proposal unless the asker may read the diagnosis it came from (``cluster`` and

@@ -29,7 +29,9 @@ def register(app: App, deps: Deps) -> None:
             raise UserError("alerts are not recorded in this installation: it has no incident store")
         with lock:
             if not made:
-                made.append(AlertClicks(store=AlertStore(deps.store.engine), incidents=deps.store, signer=deps.signer))
+                made.append(AlertClicks(store=AlertStore(deps.store.engine), incidents=deps.store, signer=deps.signer,
+                                        reads=lambda channel, cluster, namespace: deps.service.channel_may_read(
+                                            channel, cluster=cluster, namespace=namespace)))
             return made[0]
 
     def on_click(action: str):

@@ -14,6 +14,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from bot.alerts import messages
 from bot.alerts.buttons import SNOOZES
+from bot.alerts.routing import ChannelReads, channel_opens
 from bot.errors import UserError
 from bot.payloads import Signer
 from bot.store.alerts import AlertStore, GroupView
@@ -26,9 +27,11 @@ Authorise = Callable[[str, "str | None"], None]
 
 
 class AlertClicks:
-    def __init__(self, *, store: AlertStore, incidents: IncidentStore | None, signer: Signer,
+    def __init__(self, *, store: AlertStore, incidents: IncidentStore | None, signer: Signer, reads: ChannelReads,
                  clock: Callable[[], datetime] = utcnow) -> None:
+        """``reads``: whether a channel's own grant opens a namespace (masked messages stay masked)."""
         self.store = store
+        self.reads = reads
         self.incidents = incidents
         self.signer = signer
         self._clock = clock
@@ -64,8 +67,9 @@ class AlertClicks:
         """The message says who snoozed or acknowledged it (a digest's message tells no single alert)."""
         if group.ts is None or group.in_digest:
             return
-        if messages.update(client, self.signer, group, now=now):
-            self.store.mark_shown({group.id: messages.shown_key(group, now)})
+        masked = not channel_opens(self.reads, group.channel, group.scopes)
+        if messages.update(client, self.signer, group, now=now, masked=masked):
+            self.store.mark_shown({group.id: messages.shown_key(group, now, masked=masked)})
 
     def _acknowledge_incidents(self, group: GroupView, actor: str) -> None:
         if self.incidents is None:

@@ -109,7 +109,9 @@ def target_for(labels: Mapping[str, str], *, code: str, am_fingerprint: str) -> 
         if target is not None:
             return target
     # Nothing we could diagnose: one problem per Alertmanager alert (its fingerprint hashes its labels).
-    return Target(kind="alert", name=f"{labels['alertname']}/{am_fingerprint}")
+    # A namespace it is labelled with stays its namespace, so the policy decides who may read it.
+    namespace = _namespace(labels.get("exported_namespace") or labels.get("namespace"))
+    return Target(kind="alert", name=f"{labels['alertname']}/{am_fingerprint}", namespace=namespace)
 
 
 def node_for(labels: Mapping[str, str]) -> Target | None:

@@ -24,9 +24,9 @@ def _key(parts: list) -> str:
     return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()[:32]
 
 
-def shown_key(group: GroupView, now: datetime) -> str:
+def shown_key(group: GroupView, now: datetime, *, masked: bool = False) -> str:
     snooze = (group.snoozed_until_resolved, group.snoozed_until, group.snoozed_by) if group.snoozed(now) else None
-    return _key(["alert", group.status, group.count, group.severity, headline(group), group.acknowledged_by,
+    return _key(["alert", masked, group.status, group.count, group.severity, headline(group), group.acknowledged_by,
                  snooze, [(m.fingerprint, m.count, m.severity, m.title) for m in group.members[:10]]])
 
 
@@ -35,19 +35,23 @@ def digest_key(group: GroupView) -> str:
     return _key(["digest", group.status, group.count, group.severity, group.code, group.title])
 
 
-def post(client: WebClient, signer: Signer, group: GroupView, *, channel: str, now: datetime) -> str:
-    """Post the group's message in ``channel``; its ts. Raises what Slack or the network raised."""
-    result = client.chat_postMessage(channel=channel, text=alert_text(group),
-                                     blocks=seal_blocks(alert_blocks(group, now=now), signer, conversation=channel))
+def post(client: WebClient, signer: Signer, group: GroupView, *, channel: str, now: datetime,
+         masked: bool) -> str:
+    """Post the group's message in ``channel`` (``masked``: codes and counts only); its ts. Raises what
+    Slack or the network raised."""
+    result = client.chat_postMessage(channel=channel, text=alert_text(group, masked=masked),
+                                     blocks=seal_blocks(alert_blocks(group, now=now, masked=masked), signer,
+                                                        conversation=channel))
     return result["ts"]
 
 
-def update(client: WebClient, signer: Signer, group: GroupView, *, now: datetime) -> bool:
+def update(client: WebClient, signer: Signer, group: GroupView, *, now: datetime, masked: bool) -> bool:
     """Show the group as it is now in its message; False (logged) when Slack could not be told."""
     assert group.channel is not None and group.ts is not None
     try:
-        client.chat_update(channel=group.channel, ts=group.ts, text=alert_text(group),
-                           blocks=seal_blocks(alert_blocks(group, now=now), signer, conversation=group.channel))
+        client.chat_update(channel=group.channel, ts=group.ts, text=alert_text(group, masked=masked),
+                           blocks=seal_blocks(alert_blocks(group, now=now, masked=masked), signer,
+                                              conversation=group.channel))
     except SLACK_FAILURES as exc:
         log.warning("alert #%s in %s (message %s) not updated, next report tries again: %s", group.id,
                     group.channel, group.ts, why(exc))

@@ -108,7 +108,7 @@ class Notifier:
             elif group.in_digest:
                 if messages.digest_key(group) != group.shown:
                     digests.add((group.channel, group.ts))
-            elif messages.shown_key(group, now) != group.shown:
+            elif messages.shown_key(group, now, masked=self._masked(group, group.channel)) != group.shown:
                 if group.snoozed(now):
                     summary.snoozed += 1
                 else:
@@ -123,6 +123,11 @@ class Notifier:
             self._refresh_digest(channel, ts, now, summary)
         return summary
 
+    def _masked(self, group: GroupView, channel: str) -> bool:
+        """Whether ``channel`` is shown the group by code and counts alone: asked at every render, so a
+        storm that spreads into another namespace, or an edited policy, is reflected in the message."""
+        return not self.router.opens(channel, group.scopes)
+
     def _new_channel(self, group: GroupView, now: datetime, summary: Summary) -> str | None:
         """Where a group without a message goes, or None when it is not to be posted now."""
         if group.status != "firing":
@@ -131,34 +136,39 @@ class Notifier:
             summary.snoozed += 1
             return None
         lead = group.members[0] if group.members else None
-        channel = self.router.channel(cluster=group.cluster, namespace=group.namespace,
-                                      nodepool=lead.nodepool if lead else None, severity=group.severity)
-        if channel is None:
+        found = self.router.destination(cluster=group.cluster, scopes=group.scopes,
+                                        nodepool=lead.nodepool if lead else None, severity=group.severity)
+        if found is None:
             summary.unrouted += 1
-        return channel
+            return None
+        return found.channel
 
     def _post(self, channel: str, group: GroupView, now: datetime, incidents: dict[int, int],
               summary: Summary) -> None:
         if not self.store.claim_post(group.id, owner=self.owner, channel=channel):
             summary.claimed_elsewhere += 1
             return
+        masked = self._masked(group, channel)
         try:
-            ts = messages.post(self.client, self.signer, group, channel=channel, now=now)
+            ts = messages.post(self.client, self.signer, group, channel=channel, now=now, masked=masked)
         except messages.SLACK_FAILURES as exc:
             log.warning("alert #%s not posted in %s, next report tries again: %s", group.id, channel,
                         messages.why(exc))
             self.store.release([group.id], owner=self.owner)
             summary.failed += 1
             return
-        self.store.posted({group.id: messages.shown_key(group, now)}, channel=channel, ts=ts, owner=self.owner)
+        self.store.posted({group.id: messages.shown_key(group, now, masked=masked)}, channel=channel, ts=ts,
+                          owner=self.owner)
         summary.posted += 1
-        self._thread_incidents(group, channel, ts, incidents)
+        if not masked:  # an incident's thread is where its notes and approval requests go: never a masked one
+            self._thread_incidents(group, channel, ts, incidents)
 
     def _update(self, group: GroupView, now: datetime, summary: Summary) -> None:
-        if not messages.update(self.client, self.signer, group, now=now):
+        masked = self._masked(group, group.channel)
+        if not messages.update(self.client, self.signer, group, now=now, masked=masked):
             summary.failed += 1
             return
-        self.store.mark_shown({group.id: messages.shown_key(group, now)})
+        self.store.mark_shown({group.id: messages.shown_key(group, now, masked=masked)})
         if group.status == "resolved":
             summary.resolved += 1
         else:
@@ -172,7 +182,8 @@ class Notifier:
         try:
             result = self.client.chat_postMessage(
                 channel=channel, text=digest_text(claimed),
-                blocks=seal_blocks(digest_blocks(claimed, now=now), self.signer, conversation=channel))
+                blocks=seal_blocks(digest_blocks(claimed, now=now, masked=self._masked_ids(claimed, channel)),
+                                   self.signer, conversation=channel))
         except messages.SLACK_FAILURES as exc:
             log.warning("digest of %d alerts not posted in %s, next report tries again: %s", len(claimed), channel,
                         messages.why(exc))
@@ -184,12 +195,16 @@ class Notifier:
         summary.digests += 1
         summary.digested += len(claimed)
 
+    def _masked_ids(self, groups: Sequence[GroupView], channel: str) -> frozenset[int]:
+        return frozenset(g.id for g in groups if self._masked(g, channel))
+
     def _refresh_digest(self, channel: str, ts: str, now: datetime, summary: Summary) -> None:
         groups = self.store.in_message(channel, ts)
         try:
             self.client.chat_update(channel=channel, ts=ts, text=digest_text(groups),
-                                    blocks=seal_blocks(digest_blocks(groups, now=now), self.signer,
-                                                       conversation=channel))
+                                    blocks=seal_blocks(digest_blocks(groups, now=now,
+                                                                     masked=self._masked_ids(groups, channel)),
+                                                       self.signer, conversation=channel))
         except messages.SLACK_FAILURES as exc:
             log.warning("digest %s in %s not updated, next report tries again: %s", ts, channel, messages.why(exc))
             summary.failed += 1

@@ -1,35 +1,78 @@
-"""Which channel an alert goes to: the policy's ``alerts.routes`` (first match wins), else
-GPUBOT_ALERT_CHANNEL, else nowhere.
+"""Which channel an alert goes to, and whether that channel may read what it is about.
+
+The candidates are the channels of the policy's ``alerts.routes`` that match the alert, in order, then
+GPUBOT_ALERT_CHANNEL. The first candidate whose own grant opens every (cluster, namespace) the alert
+speaks of gets it in full; when none does, the first candidate gets it masked (codes and counts only),
+so an alert about a team's namespace never reaches people the policy keeps out of it, and is not
+lost either. No candidate: nowhere.
+
+Whether a channel may read is the service's call (``DiagnosisService.channel_may_read``, the policy
+checked in its one place), asked with the channel's grant alone: everyone in the channel reads the
+message, whoever set up the route.
 
 Routes are read from the policy in force at each decision, so an edited policy file routes the next
 new alert without a restart. A message stays where it was first posted: moving it would lose its
-thread and whatever people said under it.
+thread and whatever people said under it; whether it is masked is decided again at each update.
 """
 from __future__ import annotations
 
 import logging
 import threading
-from typing import Callable
+from dataclasses import dataclass
+from typing import Callable, Iterable
 
 from bot.policy.model import Policy
 
 log = logging.getLogger(__name__)
+Scope = tuple[str, "str | None"]  # (cluster, namespace); namespace None: cluster-scoped
+# (channel, cluster, namespace) -> whether the channel's own grant opens it.
+ChannelReads = Callable[[str, str, "str | None"], bool]
+
+
+def channel_opens(reads: ChannelReads, channel: str, scopes: Iterable[Scope]) -> bool:
+    """Whether ``channel`` may read every scope, so an alert is shown there in full."""
+    return all(reads(channel, cluster, namespace) for cluster, namespace in scopes)
+
+
+@dataclass(frozen=True)
+class Destination:
+    channel: str
+    masked: bool  # the channel may not read everything the alert speaks of: codes and counts only
 
 
 class AlertRouter:
-    def __init__(self, policy: Callable[[], Policy], *, default_channel: str | None) -> None:
-        """``policy``: the policy in force now (``PolicySource.current``)."""
+    def __init__(self, policy: Callable[[], Policy], *, default_channel: str | None,
+                 reads: ChannelReads | None = None) -> None:
+        """``policy``: the policy in force now (``PolicySource.current``); ``reads``: whether a
+        channel's grant opens a namespace (``DiagnosisService.channel_may_read``; default: that
+        channel's access in ``policy``, which is what the service asks too)."""
         self._policy = policy
         self.default_channel = default_channel
+        self._reads = reads or self._policy_reads
         self._warned = False
         self._lock = threading.Lock()
 
-    def channel(self, *, cluster: str, namespace: str | None, nodepool: str | None, severity: str) -> str | None:
-        """Where an alert with these traits is posted; None: nowhere (logged once per process)."""
-        routed = self._policy().alerts.channel(cluster=cluster, namespace=namespace, nodepool=nodepool,
-                                               severity=severity)
-        if routed or self.default_channel:
-            return routed or self.default_channel
+    def _policy_reads(self, channel: str, cluster: str, namespace: str | None) -> bool:
+        return self._policy().access(user=None, channel=channel).may_read(cluster, namespace)
+
+    def opens(self, channel: str, scopes: Iterable[Scope]) -> bool:
+        return channel_opens(self._reads, channel, scopes)
+
+    def destination(self, *, cluster: str, scopes: Iterable[Scope], nodepool: str | None,
+                    severity: str) -> Destination | None:
+        """Where an alert with these traits is posted, masked or not; None: nowhere (logged once)."""
+        scopes = tuple(scopes)
+        namespace = next((ns for _, ns in scopes if ns), None)
+        candidates = [r.channel for r in self._policy().alerts.routes
+                      if r.matches(cluster=cluster, namespace=namespace, nodepool=nodepool, severity=severity)]
+        if self.default_channel:
+            candidates.append(self.default_channel)
+        candidates = list(dict.fromkeys(candidates))
+        for channel in candidates:
+            if self.opens(channel, scopes):
+                return Destination(channel, masked=False)
+        if candidates:
+            return Destination(candidates[0], masked=True)
         with self._lock:
             if not self._warned:
                 self._warned = True
@@ -37,3 +80,8 @@ class AlertRouter:
                             "not set, so it is tracked but not posted; set GPUBOT_ALERT_CHANNEL to a channel id "
                             "(C0123ABCD) or add a route for it")
         return None
+
+    def channel(self, *, cluster: str, namespace: str | None, nodepool: str | None, severity: str) -> str | None:
+        """The channel alone, for an alert about ``namespace`` of ``cluster``."""
+        found = self.destination(cluster=cluster, scopes=[(cluster, namespace)], nodepool=nodepool, severity=severity)
+        return found.channel if found else None

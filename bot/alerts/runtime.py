@@ -18,7 +18,7 @@ from bot.alerts.routing import AlertRouter
 from bot.alerts.sweep import SweepResult, sweep
 from bot.errors import ClusterConfigError, GpubotError
 from bot.payloads import Signer
-from bot.service import DiagnosisService
+from bot.service import Asker, DiagnosisService
 from bot.settings import Settings
 from bot.store import IncidentStore
 from bot.store.alerts import AlertStore
@@ -46,9 +46,11 @@ class Alerts:
         self.settings = settings
         self.service = service
         self.cluster = cluster
+        self.router = AlertRouter(service.policy.current, default_channel=settings.alert_channel,
+                                  reads=lambda channel, cluster, namespace: service.channel_may_read(
+                                      channel, cluster=cluster, namespace=namespace))
         self.notifier = Notifier(store=AlertStore(engine), incidents=IncidentStore(engine), client=client,
-                                 router=AlertRouter(service.policy.current, default_channel=settings.alert_channel),
-                                 signer=signer, digest_after=settings.alert_digest_after)
+                                 router=self.router, signer=signer, digest_after=settings.alert_digest_after)
         self.endpoint = AlertmanagerEndpoint(settings.alertmanager_token, self.intake, cluster=cluster)
         self.scheduler = BackgroundScheduler(timezone=timezone.utc)
         # Paused until this replica leads (next_run_time=None); one sweep at a time, missed runs merged.
@@ -110,16 +112,27 @@ class Alerts:
         for alert in alerts:
             problem = alert.problem
             if alert.status == "firing" and problem.target.kind in DIAGNOSABLE and enriched < MAX_ENRICHED:
-                enriched += 1
-                problem = self._enriched(problem)
+                channel = self._reader(problem)
+                if channel is not None:
+                    enriched += 1
+                    problem = self._enriched(problem, channel=channel)
             reported.append((problem, alert.status))
         self.notifier.alertmanager(reported)
 
-    def _enriched(self, problem: Problem) -> Problem:
-        """The alert with what a diagnosis of its target says (its fingerprint unchanged)."""
+    def _reader(self, problem: Problem) -> str | None:
+        """The channel the alert is routed to when that channel may read it in full; None: it is not
+        diagnosed (it would be masked there, or goes nowhere), so nothing is read on its behalf."""
+        found = self.router.destination(cluster=problem.cluster, scopes=[(problem.cluster, problem.target.namespace)],
+                                        nodepool=problem.nodepool, severity=problem.severity)
+        return found.channel if found is not None and not found.masked else None
+
+    def _enriched(self, problem: Problem, *, channel: str) -> Problem:
+        """The alert with what a diagnosis of its target says (its fingerprint unchanged), diagnosed as
+        ``channel`` asks: its grant bounds what is read and what evidence is kept."""
         t = problem.target
         try:
-            diagnosis = self.service.diagnose(f"{t.kind}/{t.name}", namespace=t.namespace)
+            diagnosis = self.service.diagnose(f"{t.kind}/{t.name}", namespace=t.namespace,
+                                              asker=Asker(user=None, channel=channel))
         except GpubotError as exc:
             return dataclasses.replace(problem, detail=f"{problem.detail}\nNot diagnosed: {exc}".strip())
         if not diagnosis.findings:

@@ -162,7 +162,8 @@ def test_labels_that_name_nothing_give_one_problem_per_alert(labels):
     one = alert(labels, fingerprint="1111111111111111")
     other = alert({**labels, "extra": "x"}, fingerprint="2222222222222222")
     first, second = parse_webhook(encode(webhook(one, other))).alerts
-    assert first.problem.target == Target(kind="alert", name="TestAlert/1111111111111111")
+    assert first.problem.target == Target(kind="alert", name="TestAlert/1111111111111111",
+                                          namespace=labels.get("namespace"))  # kept: the policy reads it
     assert first.problem.fingerprint != second.problem.fingerprint
     assert first.problem.code == "alertmanager/TestAlert"
 

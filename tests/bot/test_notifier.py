@@ -225,6 +225,8 @@ def test_two_replicas_post_a_problem_once(engine, slack, clock):
 
 
 ROUTES = """\
+channels:
+  "*": {clusters: ["*"], namespaces: ["*"]}
 alerts:
   routes:
     - {channel: C0LLMTEAM, clusters: [prod], namespaces: ["llm-*", llm], min_severity: warning}

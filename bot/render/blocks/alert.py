@@ -43,13 +43,35 @@ def headline(group: "GroupView") -> str:
     return f"{len(targets)} {noun} of {group.group_key}: {group.title}"
 
 
-def alert_text(group: "GroupView") -> str:
-    """The notification text (and what screen readers say)."""
+def alert_text(group: "GroupView", *, masked: bool = False) -> str:
+    """The notification text (and what screen readers say): escaped like every other text field, since
+    Slack parses ``<!channel>`` and ``<url|label>`` in the top-level text as well."""
     state = "Resolved: " if group.status == "resolved" else ""
-    return cut(f"{state}[{group.severity}] {headline(group)}", limits.FALLBACK_TEXT)
+    shown = masked_headline(group) if masked else headline(group)
+    return clean(f"{state}[{group.severity}] {shown}", limits.FALLBACK_TEXT)
 
 
-def alert_blocks(group: "GroupView", *, now: datetime) -> list[dict]:
+def masked_headline(group: "GroupView") -> str:
+    """The group told by its code and counts alone, for a channel that may not read what it is about."""
+    return f"{group.code}: {held_back(group)}"
+
+
+def held_back(group: "GroupView") -> str:
+    """``a pod in a namespace this channel cannot read``, ``3 pods in ...``: kinds and counts only."""
+    targets = list(dict.fromkeys(m.target for m in group.members)) or [group.group_key]
+    kinds = {m.target_kind for m in group.members}
+    kind = next(iter(kinds)) if len(kinds) == 1 else "object"
+    if len(targets) == 1:
+        noun = f"{'an' if kind[:1] in 'aeiou' else 'a'} {kind}"
+    else:
+        noun = f"{len(targets)} {kind}s"
+    where = "a namespace" if any(ns for _, ns in group.scopes) else "a cluster"
+    return f"{noun} in {where} this channel cannot read"
+
+
+def alert_blocks(group: "GroupView", *, now: datetime, masked: bool = False) -> list[dict]:
+    if masked:
+        return _masked_blocks(group, now=now)
     resolved = group.status == "resolved"
     title = clean(headline(group), TITLE_LIMIT)
     lead = f"{':white_check_mark:' if resolved else marker(group.severity)} *{'Resolved: ' if resolved else ''}{title}*"
@@ -69,6 +91,30 @@ def alert_blocks(group: "GroupView", *, now: datetime) -> list[dict]:
     if not resolved:
         blocks += alert_buttons(group)
     return blocks
+
+
+def _masked_blocks(group: "GroupView", *, now: datetime) -> list[dict]:
+    """Codes, counts and times only: no target, namespace, title or evidence reaches this channel."""
+    resolved = group.status == "resolved"
+    lead = (f"{':white_check_mark:' if resolved else marker(group.severity)} "
+            f"*{'Resolved: ' if resolved else ''}{clean(masked_headline(group), TITLE_LIMIT)}*")
+    facts = [f"*Severity*\n{clean(group.severity, 20)}", f"*Code*\n`{clean(group.code, 100)}`",
+             f"*Problems*\n{group.count}", f"*First seen*\n{slack_date(group.first_seen)}",
+             f"*Source*\n{clean(group.source, 20)}"]
+    blocks = [kit.section(lead), kit.fields_section(facts)]
+    if resolved:
+        blocks.append(kit.context(f"Resolved {slack_date(group.resolved_at or now)}"))
+    blocks.append(kit.context(MASKED_NOTE))
+    status = _status(group, now)
+    if status:
+        blocks.append(kit.context(status))
+    if not resolved:
+        blocks += alert_buttons(group)
+    return blocks
+
+
+MASKED_NOTE = ("Details held back: gpubot's policy does not open this alert's namespace to this channel. "
+               "`/gpu incidents` in a channel (or a DM) whose grant opens it shows them.")
 
 
 def alert_buttons(group: "GroupView") -> list[dict]:
@@ -125,8 +171,9 @@ def digest_text(groups: Sequence["GroupView"]) -> str:
     return f"{len(groups)} new alerts ({firing} still firing)"
 
 
-def digest_blocks(groups: Sequence["GroupView"], *, now: datetime) -> list[dict]:
-    """Counts per code and severity, and the most severe items: one message instead of hundreds."""
+def digest_blocks(groups: Sequence["GroupView"], *, now: datetime, masked: frozenset[int] = frozenset()) -> list[dict]:
+    """Counts per code and severity, and the most severe items: one message instead of hundreds.
+    ``masked``: ids of groups this channel may not read, listed by code and counts only."""
     firing = [g for g in groups if g.status == "firing"]
     head = (f"{marker(_worst(groups))} *{len(groups)} new alerts at once* — {len(firing)} still firing, "
             f"{len(groups) - len(firing)} resolved")
@@ -140,7 +187,8 @@ def digest_blocks(groups: Sequence["GroupView"], *, now: datetime) -> list[dict]
         blocks.append(kit.section(cut("*By code*\n" + "\n".join(rows), limits.SECTION_TEXT)))
     top = sorted(firing, key=lambda g: (_rank(g.severity), -g.count, g.id))[:MAX_DIGEST_ITEMS]
     if top:
-        items = [f"{marker(g.severity)} {clean(headline(g), 180)}" for g in top]
+        items = [f"{marker(g.severity)} {clean(masked_headline(g) if g.id in masked else headline(g), 180)}"
+                 for g in top]
         blocks.append(kit.section(cut("*Most severe*\n" + "\n".join(items), limits.SECTION_TEXT)))
     blocks.append(kit.context(f"Updated {slack_date(now)} · each alert is tracked and resolved on its own; "
                               "`/gpu incidents` lists them"))

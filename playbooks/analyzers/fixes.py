@@ -8,11 +8,13 @@ injected there first (``injected.clean_pod_spec``).
 """
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 from playbooks.analyzers.injected import clean_metadata, clean_pod_spec
 from playbooks.analyzers.owners import KUBEFLOW_JOB, JOBSET_NAME, TRAINER_NODE, Owner, pod_owner, pod_selector
 from playbooks.facts import PodFacts
+from playbooks.fix_values import one_line
 
 # kubeflow/trainer pkg/apis/trainer/v1alpha1/trainjob_types.go (v2.1): PodTemplateSpecOverride and
 # ContainerOverride, the only pod fields a TrainJob may override; resources go to spec.trainer.
@@ -93,23 +95,25 @@ def _trainjob_body(owner: Owner, spec: dict[str, Any], metadata: dict[str, Any] 
 
 
 def _apply(owner: Owner, namespace: str, left_out: list[str]) -> str:
-    name, key = owner.name, owner.key
+    """How to apply the patch, the shell command last; names are shell-quoted (an ownerReference's name
+    is whatever its writer put there)."""
+    name, ns, key = shlex.quote(owner.name), shlex.quote(namespace), owner.key
     if key in ("pytorchjob", "tfjob", "mpijob"):
-        return (f"kubectl patch {key} {name} -n {namespace} --type merge --patch-file fix.yaml "
-                f"&& kubectl delete pod -n {namespace} -l {KUBEFLOW_JOB}={name} --field-selector status.phase=Pending")
+        return (f"kubectl patch {key} {name} -n {ns} --type merge --patch-file fix.yaml "
+                f"&& kubectl delete pod -n {ns} -l {shlex.quote(f'{KUBEFLOW_JOB}={owner.name}')} "
+                f"--field-selector status.phase=Pending")
     if key == "jobset":
         return (f"A running JobSet's pod templates are immutable (only a suspended one takes label, annotation and "
                 f"scheduling changes): merge this into the JobSet manifest's replicatedJobs entry of that name, then "
-                f"kubectl delete jobset {name} -n {namespace} && kubectl apply -f jobset.yaml")
+                f"kubectl delete jobset {name} -n {ns} && kubectl apply -f jobset.yaml")
     if key == "trainjob":
-        text = (f"TrainJob specs are immutable: merge this into the TrainJob manifest, then kubectl delete trainjob "
-                f"{name} -n {namespace} && kubectl apply -f trainjob.yaml (its JobSet {JOBSET_NAME}={name} goes with it)")
+        text = f"TrainJob specs are immutable (its JobSet {JOBSET_NAME}={one_line(owner.name)} goes with it)"
         if left_out:
             text += f"; {', '.join(left_out)} cannot be overridden by a TrainJob: change them in its TrainingRuntime"
-        return text
+        return text + f": merge this into the TrainJob manifest, then kubectl delete trainjob {name} -n {ns} && kubectl apply -f trainjob.yaml"
     if key == "job":
-        return f"Job pod templates are immutable: merge this into the Job manifest, then kubectl delete job {name} -n {namespace} && kubectl apply -f job.yaml"
-    return f"Pod specs are immutable: merge this into the pod manifest, then kubectl delete pod {name} -n {namespace} && kubectl apply -f pod.yaml"
+        return f"Job pod templates are immutable: merge this into the Job manifest, then kubectl delete job {name} -n {ns} && kubectl apply -f job.yaml"
+    return f"Pod specs are immutable: merge this into the pod manifest, then kubectl delete pod {name} -n {ns} && kubectl apply -f pod.yaml"
 
 
 __all__ = ["owner_of", "owner_patch", "pod_owner", "pod_selector"]

@@ -40,7 +40,9 @@ def analyze_unhealthy(facts: Facts):
     cap, alloc = short.get(node or "", (None, None))
     lost = f" ({int(cap) - int(alloc)} of {cap} GPUs unhealthy)" if cap and alloc else ""
     plugin_pod = next((ref for ref, _ in facts.device_plugin_logs.get(node or "", [])), None)
-    fix = render_fix("unhealthy_gpu.sh.j2", node=node or "<node>", plugin_pod=plugin_pod)
+    _, plugin_namespace, plugin_name = (plugin_pod or "//").split("/", 2)
+    fix = render_fix("unhealthy_gpu.sh.j2", **({"node": node} if node else {}), plugin_namespace=plugin_namespace,
+                     plugin_pod=plugin_name)
     own = any(facts.is_target_pod(p) for p in rejected)
     # Anyone who may write events in the pod's namespace can write an UnexpectedAdmissionError; the pod's
     # status (kubelet's), the node's allocatable or the plugin's own log are what a cordon may rest on.

@@ -79,7 +79,7 @@ def _suspended_owner(facts: Facts) -> Finding | None:
         title=f"{meta.get('name', 'The job')} is suspended: it creates no pods until it is resumed",
         detail=f"The {facts.owner_kind} has {path}: true, so nothing is scheduled and no node is launched. {why}",
         evidence=evidence,
-        fix=render_fix("generic/scheduling.gated.sh.j2", namespace=meta.get("namespace", "NAMESPACE")),
+        fix=render_fix("generic/scheduling.gated.sh.j2", **({"namespace": meta["namespace"]} if meta.get("namespace") else {})),
     )
 
 

@@ -121,6 +121,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from types import MappingProxyType
 
+from playbooks.fix_values import is_dns1123_label, is_dns1123_subdomain
 from playbooks.signatures import (
     crash_loop, cuda_oom, efa, elastic, gating, gpu, gpu_health, karpenter, nccl, nccl_usage, nodes, nvidia_smi,
     scheduling, shm, training, training_code,
@@ -208,13 +209,18 @@ def _units_for(text: str, candidates: Iterable[str] | None = None) -> list[int]:
 
 
 def _name(value: object) -> str | None:
+    """NAME or NAMESPACE/NAME, or None when either is not a valid Kubernetes name: a log record is tenant
+    text, and the name may reach a fix snippet."""
     if isinstance(value, dict):
         name, namespace = value.get("name"), value.get("namespace")
         if isinstance(name, str):
-            return f"{namespace}/{name}" if isinstance(namespace, str) and namespace else name
-    if isinstance(value, str) and value:
-        return value
-    return None
+            value = f"{namespace}/{name}" if isinstance(namespace, str) and namespace else name
+    if not isinstance(value, str) or not value:
+        return None
+    namespace, _, name = value.rpartition("/")
+    if not is_dns1123_subdomain(name) or (namespace and not is_dns1123_label(namespace)):
+        return None
+    return value
 
 
 _JSON_NAMES = (("pod", ("Pod", "pod")), ("nodeclaim", ("NodeClaim", "nodeclaim")), ("nodepool", ("NodePool", "nodepool")), ("node", ("Node", "node")))

@@ -160,7 +160,9 @@ RULES: tuple[Rule, ...] = (
         title="Node[ {node}] reports {condition}",
         keywords=("NodeNotReady", "NodeHasDiskPressure", "NodeHasMemoryPressure", "NodeHasPIDPressure", "Kubelet stopped posting node status", "EvictionThresholdMet", "KubeletNotReady"),
         pattern=re.compile(r"(?P<condition>NodeNotReady|NodeHasDiskPressure|NodeHasMemoryPressure|NodeHasPIDPressure|Kubelet stopped posting node status|EvictionThresholdMet|KubeletNotReady)"),
-        extract=(re.compile(r"Node (?P<node>\S{1,253}) status is now"),),
+        # A node name is an RFC 1123 subdomain (Kubernetes ValidateNodeName): anything else in its place is
+        # not captured, so the finding stands without a node and its fix keeps the placeholder.
+        extract=(re.compile(r"Node (?P<node>[a-z0-9][-a-z0-9.]{0,252}) status is now"),),
         refine=_pressure,
         fields_doc="condition, node",
         example="Normal  NodeNotReady  2m  node-controller  Node ip-10-0-5-89.ap-northeast-2.compute.internal status is now: NodeNotReady",

@@ -68,7 +68,7 @@ def test_unhealthy_gpu_fix_names_the_described_node() -> None:
     assert "NODE=ip-10-0-77-12.us-west-2.compute.internal\n" in fix.snippet
     # the device plugin's line carries no node: the placeholder stays
     plugin = "I0810 15:36:05.551834 1 health.go:169] XidCriticalError: Xid=48 on Device=GPU-455e672a-1f0c-4d1b-9a7e-0c3b5d2e6f70; marking device as unhealthy."
-    assert "NODE=<node-name>\n" in finding(plugin, "gpu.unhealthy_device").fix.snippet
+    assert "NODE='<node-name>'\n" in finding(plugin, "gpu.unhealthy_device").fix.snippet
 
 
 def test_not_ready_fix_names_the_described_node() -> None:

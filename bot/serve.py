@@ -6,12 +6,17 @@ import os
 import signal
 import sys
 import threading
+from typing import Callable, TypeVar
 
+from bot.edge.probes import ProbeServer
+from bot.errors import UserError
+from bot.http_server import SlackHttpServer
 from bot.settings import Settings
 from bot.workers import WorkerPool
 from bot.workpool import WorkPool
 
 log = logging.getLogger("gpubot")
+T = TypeVar("T")
 
 
 def run(settings: Settings) -> int:
@@ -34,31 +39,45 @@ def run(settings: Settings) -> int:
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
+    # In Socket Mode Slack comes over the WebSocket; Alertmanager still needs the port.
+    server = _listening(lambda: SlackHttpServer(app if settings.slack_mode == "http" else None,
+                                                port=settings.http_port, routes=routes,
+                                                max_connections=settings.http_max_connections,
+                                                max_connections_per_client=settings.http_max_connections_per_client),
+                        "GPUBOT_HTTP_PORT", settings.http_port)
+    probes = _listening(lambda: ProbeServer(ready=lambda: server.serving, port=settings.probe_port),
+                        "GPUBOT_PROBE_PORT", settings.probe_port)
+    server.start()
+    probes.start()
     if settings.slack_mode == "socket":
-        from bot.http_server import SlackHttpServer
-
-        # Slack comes over the WebSocket; Alertmanager and the probes still need a port.
-        server = SlackHttpServer(None, port=settings.http_port, routes=routes).start()
         handler = socket_mode_handler(app, settings)
         handler.connect()
-        log.info("gpubot: connected to Slack in Socket Mode; /alertmanager and /healthz on port %d", server.port)
+        log.info("gpubot: connected to Slack in Socket Mode; /alertmanager on port %d, probes on port %d",
+                 server.port, probes.port)
         stop.wait()
         handler.close()  # no new envelopes; Slack sends them to another connection
-        server.stop()
     else:
-        from bot.http_server import SlackHttpServer
-
-        server = SlackHttpServer(app, port=settings.http_port, routes=routes).start()
-        print(f"gpubot: listening for Slack on http://0.0.0.0:{server.port}/slack/events", file=sys.stderr, flush=True)
+        print(f"gpubot: listening for Slack on http://0.0.0.0:{server.port}/slack/events; "
+              f"/healthz and /readyz on port {probes.port}", file=sys.stderr, flush=True)
         stop.wait()
-        server.stop()
+    server.stop()  # from here /readyz answers 503: the Service sends new requests elsewhere
     alerts.stop()
     _finish_work(workers if workers is not None else work_pool(app), settings.shutdown_grace)
+    probes.stop()  # last: the kubelet sees a live process while the diagnoses finish
     sys.stdout.flush()
     sys.stderr.flush()
     # Lazy listeners run on non-daemon pool threads; an interpreter exit would wait for them without
     # limit. Whatever outlived the grace period is dropped on purpose.
     os._exit(0)
+
+
+def _listening(make: "Callable[[], T]", variable: str, port: int) -> "T":
+    """A server bound to its port, or one line naming the setting to change."""
+    try:
+        return make()
+    except OSError as exc:
+        raise UserError(f"cannot listen on port {port} ({exc.strerror or exc}): another process holds it; "
+                        f"set {variable} to a free port") from None
 
 
 def check_policy(settings: Settings) -> str:

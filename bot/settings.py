@@ -41,6 +41,12 @@ class Settings:
     slack_api_url: str = "https://slack.com/api/"
     slack_mode: str = "http"
     http_port: int = 3000
+    # HTTP edge: connections open at once from one client address, and in all (each past either gets 503).
+    # Slack connects from many addresses; behind a proxy that pools connections, all come from its own.
+    http_max_connections_per_client: int = 32
+    http_max_connections: int = 1024
+    # /healthz and /readyz listen here, apart from Slack and Alertmanager, so a flood cannot fail them.
+    probe_port: int = 8081
     # channel ID -> default namespace for /gpu commands in that channel
     channel_namespaces: Mapping[str, str] = field(default_factory=dict)
     # Seconds between in-place progress updates of a running diagnosis (at least 3: Slack's chat.update
@@ -148,7 +154,17 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     env = os.environ if env is None else env
     settings = _read(env)
     _check_lease_timings(settings)
+    _check_ports(settings)
     return settings
+
+
+def _check_ports(s: Settings) -> None:
+    if s.probe_port and s.probe_port == s.http_port:
+        raise SettingsError(f"GPUBOT_PROBE_PORT must differ from GPUBOT_HTTP_PORT (both {s.http_port}): the probes "
+                            "have a port of their own so that traffic on the other cannot fail them")
+    if s.http_max_connections_per_client > s.http_max_connections:
+        raise SettingsError(f"GPUBOT_HTTP_MAX_CONNECTIONS_PER_CLIENT ({s.http_max_connections_per_client}) cannot "
+                            f"exceed GPUBOT_HTTP_MAX_CONNECTIONS ({s.http_max_connections})")
 
 
 def _check_lease_timings(s: Settings) -> None:
@@ -184,6 +200,9 @@ def _read(env: Mapping[str, str]) -> Settings:
         slack_api_url=api_url if api_url.endswith("/") else api_url + "/",
         slack_mode=_slack_mode(env),
         http_port=_int(env, "GPUBOT_HTTP_PORT", 3000, minimum=0),
+        http_max_connections_per_client=_int(env, "GPUBOT_HTTP_MAX_CONNECTIONS_PER_CLIENT", 32, minimum=1),
+        http_max_connections=_int(env, "GPUBOT_HTTP_MAX_CONNECTIONS", 1024, minimum=1),
+        probe_port=_int(env, "GPUBOT_PROBE_PORT", 8081, minimum=0),
         channel_namespaces=_channel_namespaces(env.get("GPUBOT_CHANNEL_NAMESPACES")),
         progress_interval=_float(env, "GPUBOT_PROGRESS_INTERVAL", 3.0),
         answer_deadline=_float(env, "GPUBOT_ANSWER_DEADLINE", 900.0),

@@ -37,6 +37,21 @@ def test_deployment_shares_one_database_and_outlives_the_shutdown_grace():
     assert float(env["GPUBOT_SHUTDOWN_GRACE"]["value"]) < pod["terminationGracePeriodSeconds"]
 
 
+def test_probes_use_their_own_port_which_the_service_does_not_expose():
+    kube = DEPLOY / "kubernetes"
+    [deployment] = [d for d in yaml.safe_load_all((kube / "deployment.yaml").read_text()) if d and d["kind"] == "Deployment"]
+    [service] = [d for d in yaml.safe_load_all((kube / "service.yaml").read_text()) if d and d["kind"] == "Service"]
+    container = deployment["spec"]["template"]["spec"]["containers"][0]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    ports = {p["name"]: p["containerPort"] for p in container["ports"]}
+    probes = [container["readinessProbe"], container["livenessProbe"]]
+    assert [p["httpGet"]["path"] for p in probes] == ["/readyz", "/healthz"]
+    # Each probe names a container port, and that port is where gpubot serves the probes.
+    assert {ports[p["httpGet"]["port"]] for p in probes} == {int(env["GPUBOT_PROBE_PORT"])}
+    assert int(env["GPUBOT_PROBE_PORT"]) != int(env["GPUBOT_HTTP_PORT"]) == ports["http"]
+    assert {p["targetPort"] for p in service["spec"]["ports"]} == {"http"}
+
+
 def test_the_policy_configmap_is_a_valid_policy_mounted_where_gpubot_policy_points():
     from bot.policy import parse_policy
 

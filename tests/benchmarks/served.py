@@ -21,6 +21,7 @@ from tests.fakes.slack_api import FakeSlack
 @dataclass
 class Served:
     port: int
+    probe_port: int
     pid: int  # of `gpubot serve`
     slack: FakeSlack
 
@@ -33,9 +34,9 @@ def wait_for(check, what: str, timeout: float = 60) -> None:
         time.sleep(0.1)
 
 
-def healthy(port: int) -> bool:
+def ready(probe_port: int) -> bool:
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1):
+        with urllib.request.urlopen(f"http://127.0.0.1:{probe_port}/readyz", timeout=1):
             return True
     except OSError:
         return False
@@ -53,19 +54,22 @@ def served_bot(*, enforce_limits: bool = False, env: dict[str, str] | None = Non
         bot = None
         try:
             wait_for(kubeconfig.exists, "the simulated cluster")
-            port = free_port()
+            port, probe_port = free_port(), free_port()
             env = {**os.environ, **creds, "KUBECONFIG": str(kubeconfig), "SLACK_BOT_TOKEN": ws.BOT_TOKEN,
                    "SLACK_SIGNING_SECRET": ws.SIGNING_SECRET, "SLACK_API_URL": slack.url,
                    "GPUBOT_SLACK_MODE": "http", "GPUBOT_HTTP_PORT": str(port),
+                   "GPUBOT_PROBE_PORT": str(probe_port),
+                   # Slack sends from many addresses; here every sender shares loopback's one.
+                   "GPUBOT_HTTP_MAX_CONNECTIONS_PER_CLIENT": "1024",
                    "GPUBOT_DATABASE_URL": f"sqlite:///{tmp}/incidents.db", **(env or {})}
             subprocess.run([*gpubot, "db", "upgrade"], env=env, check=True, stdout=subprocess.DEVNULL)
             log = Path(tmp) / "serve.log"
             with log.open("w") as log_file:  # a file, not a pipe: an unread pipe would stall the bot
                 bot = subprocess.Popen([*gpubot, "serve"], env=env, stdout=subprocess.DEVNULL, stderr=log_file)
-            wait_for(lambda: healthy(port) or bot.poll() is not None, "gpubot serve")
+            wait_for(lambda: ready(probe_port) or bot.poll() is not None, "gpubot serve")
             if bot.poll() is not None:
                 raise SystemExit(f"gpubot serve exited: {log.read_text().strip()[-500:]}")
-            yield Served(port=port, pid=bot.pid, slack=slack)
+            yield Served(port=port, probe_port=probe_port, pid=bot.pid, slack=slack)
         finally:
             for proc in (bot, sim):
                 if proc is not None:

@@ -155,12 +155,45 @@ def test_content_length_must_be_a_plain_integer(slack_bot, length):
     assert _status(answer) == 400 and b"bad Content-Length" in answer
 
 
-def test_body_longer_than_content_length_is_400_and_not_served(slack_bot):
+def test_bytes_past_content_length_are_a_request_of_their_own_and_refused(slack_bot):
+    """The body is the Content-Length bytes the signature covers; what follows is read as the next
+    request (RFC 9112 section 6.3), and this one is malformed: 400, one JSON line, connection closed."""
     body = _body()
     headers = _signed(body)
-    answer = _exchange(slack_bot.server.port, _request(body, headers) + b"&text=nodes")
-    assert _status(answer) == 400 and b"body longer than Content-Length" in answer
-    assert _status(_exchange(slack_bot.server.port, _request(body, headers))) == 200  # it was not recorded
+    recorded = len(slack_bot.server.replay_guard)
+    with socket.create_connection(("127.0.0.1", slack_bot.server.port), timeout=10) as sock:
+        sock.sendall(_request(body, headers) + b"&text=nodes\r\n\r\n")
+        answers = b""
+        while chunk := sock.recv(65536):
+            answers += chunk
+    first, _, second = answers.partition(b"HTTP/1.1 400 ")
+    assert first.startswith(b"HTTP/1.1 200 OK\r\n") and second, answers
+    assert second.endswith(b'{"error": "illegal request line"}') and b"\r\nConnection: close\r\n" in second
+    assert len(slack_bot.server.replay_guard) == recorded + 1  # the signed request, once
+    assert _status(_exchange(slack_bot.server.port, _request(body, headers))) == 401  # and not again
+
+
+def test_transfer_encoding_is_refused_before_the_body_is_read(slack_bot):
+    body = _body()
+    chunked = b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)
+    headers = [h for h in _signed(body) if h[0] != "Content-Length"] + [("Transfer-Encoding", "chunked")]
+    answer = _exchange(slack_bot.server.port, _request(chunked, headers))
+    assert _status(answer) == 400 and answer.endswith(
+        b'{"error": "Transfer-Encoding is not supported; send Content-Length"}')
+    assert _status(_exchange(slack_bot.server.port, _request(body, _signed(body)))) == 200  # not recorded
+
+
+@pytest.mark.parametrize("head", [b"POST /slack/events HTTP/1.1\r\nHost: x\r\nX-Bad\x01: v\r\n\r\n",
+                                  b"NOT HTTP AT ALL\r\n\r\n",
+                                  b"POST /slack/events HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n"])
+def test_malformed_http_is_one_json_line_and_one_log_line(slack_bot, caplog, head):
+    caplog.set_level(logging.DEBUG)
+    answer = _exchange(slack_bot.server.port, head)
+    assert _status(answer) == 400 and b"Content-Type: application/json" in answer, answer
+    assert answer.rsplit(b"\r\n\r\n", 1)[1].startswith(b'{"error": "')
+    lines = [r.getMessage() for r in caplog.records if r.levelno >= logging.INFO]
+    assert len(lines) == 1 and lines[0].startswith("refused ") and "from 127.0.0.1: " in lines[0], lines
+    assert "X-Bad" not in lines[0] and "\\x01" not in lines[0]
 
 
 def test_a_pipelined_request_is_not_mistaken_for_body(slack_bot):
@@ -214,7 +247,7 @@ def test_idle_keep_alive_connection_is_closed(strict_server):
 
 
 def test_connections_beyond_the_cap_get_503(strict_server, caplog):
-    caplog.set_level(logging.INFO, logger="bot.http_server")
+    caplog.set_level(logging.INFO, logger="bot.edge")
     held = [socket.create_connection(("127.0.0.1", strict_server.port), timeout=5) for _ in range(3)]
     try:
         for sock in held:  # a byte each, so they are not idle: the cap, not the idle timeout, is tested
@@ -224,13 +257,70 @@ def test_connections_beyond_the_cap_get_503(strict_server, caplog):
             answer = extra.recv(4096)
             assert answer.startswith(b"HTTP/1.1 503 ") and b"\r\nRetry-After: 1\r\n" in answer
             assert _closed_within(extra, 1)
-        assert strict_server.open_connections == 3  # refused without a thread of its own
+        assert strict_server.open_connections == 3  # refused as it was accepted, never counted
     finally:
         for sock in held:
             sock.close()
     assert _wait(lambda: strict_server.open_connections == 0)
     assert _status(_exchange(strict_server.port, b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")) == 200
     assert [r for r in caplog.records if "connections already open" in r.getMessage()]
+
+
+@pytest.fixture
+def shared_server(bot):
+    server = SlackHttpServer(bot.app, host="127.0.0.1", port=0, max_connections=4, max_connections_per_client=2).start()
+    yield server
+    server.stop()
+
+
+def _from(source: str, port: int) -> socket.socket:
+    return socket.create_connection(("127.0.0.1", port), timeout=5, source_address=(source, 0))
+
+
+def test_one_address_past_its_share_is_refused_and_others_are_not(shared_server, caplog):
+    caplog.set_level(logging.INFO, logger="bot.edge")
+    port = shared_server.port
+    held = [_from("127.0.0.1", port) for _ in range(2)]
+    try:
+        assert _wait(lambda: shared_server.open_connections == 2)
+        with _from("127.0.0.1", port) as third:
+            assert third.recv(4096).startswith(b"HTTP/1.1 503 ")
+        # Another address is served on the connections the first one may not take.
+        body = _body()
+        with _from("127.0.0.2", port) as other:
+            other.sendall(_request(body, _signed(body)))
+            assert other.recv(65536).startswith(b"HTTP/1.1 200 OK\r\n")
+        # A slot given back is a slot the first address may use again.
+        held.pop().close()
+        assert _wait(lambda: shared_server.open_connections == 1)
+        with _from("127.0.0.1", port) as again:
+            again.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert again.recv(4096).startswith(b"HTTP/1.1 200 ")
+    finally:
+        for sock in held:
+            sock.close()
+    refusals = [r.getMessage() for r in caplog.records if r.getMessage().startswith("refused ")]
+    assert refusals == ["refused - - from 127.0.0.1: 2 connections already open from this address"]
+
+
+def test_the_global_cap_still_holds_across_addresses(shared_server):
+    held = [_from(f"127.0.0.{n}", shared_server.port) for n in (1, 1, 2, 2)]
+    try:
+        assert _wait(lambda: shared_server.open_connections == 4)
+        with _from("127.0.0.3", shared_server.port) as fifth:
+            assert fifth.recv(4096).startswith(b"HTTP/1.1 503 ")
+    finally:
+        for sock in held:
+            sock.close()
+
+
+def test_connection_limits_must_be_positive():
+    from bot.edge.limits import ConnectionLimits
+
+    with pytest.raises(ValueError):
+        ConnectionLimits(total=0, per_client=1)
+    with pytest.raises(ValueError):
+        ConnectionLimits(total=1, per_client=0)
 
 
 # -- what a refusal leaves in the log -------------------------------------------------------------

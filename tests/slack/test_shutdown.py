@@ -3,27 +3,20 @@ first, up to GPUBOT_SHUTDOWN_GRACE, so nobody is left with a "Diagnosing ..." th
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
-import subprocess
-import sys
+import socket
 import time
+import urllib.error
 import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import SIM_ENV
 from tests.fakes import payloads
-from tests.fakes import workspace as ws
-from tests.fakes.ports import free_port
-from tests.fakes.signing import SlackRequests
 from tests.fakes.slack_api import FakeSlack
-from tests.slack.conftest import migrated_sqlite
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.slack.serve_process import serving
 COMMAND = "diagnose pod/gpu-pod -n automode-taint"
 
 
@@ -39,32 +32,24 @@ def _clear_faults(sim) -> None:
 
 @contextmanager
 def _serving(sim, slack: FakeSlack, tmp_path: Path, grace: float, mode: str = "http", **extra_env: str):
-    port = free_port()
-    env = {**os.environ, **SIM_ENV, "KUBECONFIG": str(sim.kubeconfig), "SLACK_BOT_TOKEN": ws.BOT_TOKEN,
-           "SLACK_API_URL": slack.url, "GPUBOT_SLACK_MODE": mode, "GPUBOT_SHUTDOWN_GRACE": str(grace),
-           "PYTHONPATH": str(ROOT), "GPUBOT_DATABASE_URL": migrated_sqlite(tmp_path / "gpubot.db"), **extra_env}
-    env["GPUBOT_HTTP_PORT"] = str(port)  # Socket Mode serves /alertmanager and /healthz on it too
-    if mode == "http":
-        env.update(SLACK_SIGNING_SECRET=ws.SIGNING_SECRET)
-        ready = b"listening for Slack"
-    else:
-        env.update(SLACK_APP_TOKEN=ws.APP_TOKEN)
-        ready = b"connected to Slack in Socket Mode"
-    log = tmp_path / "serve.log"
-    with log.open("w") as out:  # a file, not a pipe nobody reads
-        proc = subprocess.Popen([sys.executable, "-m", "bot.cli", "serve"], env=env, cwd=ROOT,
-                                stdout=out, stderr=subprocess.STDOUT)
+    with serving(sim, slack, tmp_path, grace=grace, mode=mode, **extra_env) as served:
+        yield served.proc, served.send, served.log
+
+
+def _probe(port: int, path: str) -> int:
     try:
-        deadline = time.monotonic() + 60
-        while ready not in log.read_bytes():
-            assert proc.poll() is None, log.read_text()
-            assert time.monotonic() < deadline, "gpubot serve did not start"
-            time.sleep(0.1)
-        yield proc, SlackRequests(f"http://127.0.0.1:{port}", secret=ws.SIGNING_SECRET), log
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait(timeout=30)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=2) as answer:
+            return answer.status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+def _refused(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+        return False
+    except ConnectionRefusedError:
+        return True
 
 
 def _diagnosing(slack: FakeSlack, send: SlackRequests) -> None:
@@ -77,11 +62,23 @@ def _answered(slack: FakeSlack) -> list:
 
 
 def test_sigterm_lets_the_diagnosis_in_progress_answer(seed_sim, tmp_path):
-    with FakeSlack() as slack, _serving(seed_sim, slack, tmp_path, grace=60) as (proc, send, log):
+    with FakeSlack() as slack, serving(seed_sim, slack, tmp_path, grace=60) as served:
+        proc, send, log = served.proc, served.send, served.log
         _fault(seed_sim, delay=3)  # the diagnosis is still reading events when the signal comes
         try:
             _diagnosing(slack, send)
+            assert _probe(served.probe_port, "/readyz") == 200
             proc.send_signal(signal.SIGTERM)
+            # While the diagnosis finishes the pod is not ready (no new requests) but alive (no restart),
+            # and the Slack port takes nothing more.
+            deadline = time.monotonic() + 2
+            while _probe(served.probe_port, "/readyz") != 503:
+                assert time.monotonic() < deadline, "/readyz still answered 200 after SIGTERM"
+                time.sleep(0.05)
+            while not _refused(served.port):
+                assert time.monotonic() < deadline, "the Slack port still took connections after SIGTERM"
+                time.sleep(0.05)
+            assert _probe(served.probe_port, "/healthz") == 200
             assert proc.wait(timeout=60) == 0, log.read_text()
         finally:
             _clear_faults(seed_sim)

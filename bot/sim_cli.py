@@ -49,6 +49,9 @@ def run(args: argparse.Namespace) -> int:
     names = ", ".join(s.name for s in handle.scenarios) or "none"
     print(f"gpubot sim: serving {handle.url} (scenarios: {names}; region {handle.region})", file=sys.stderr)
     print(f"gpubot sim: kubeconfig {handle.kubeconfig} (context {handle.context})", file=sys.stderr)
+    people = ", ".join(f"{name} {path}" for name, path in handle.kubeconfigs.items() if path != handle.kubeconfig)
+    if people:
+        print(f"gpubot sim: each person's own kubeconfig (same context, own token): {people}", file=sys.stderr)
     if handle.ec2_url:
         print(f"gpubot sim: EC2 (moto) at {handle.ec2_url}; it accepts any credentials:", file=sys.stderr)
         print("  export " + " ".join(f"{k}={v}" for k, v in SIM_CREDENTIALS.items()), file=sys.stderr)

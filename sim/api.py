@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from sim import access, discovery, events, resources, validation
+from sim import access, authn, discovery, events, resources, validation
 from sim.cluster import Cluster
 from sim.resources import ApiError, ResourceType
 from sim.selectors import SelectorError, parse_field_selector, parse_label_selector
@@ -33,6 +33,7 @@ class Request:
     query: dict[str, str]
     content_type: str
     body: bytes
+    authorization: str = ""  # the Authorization header: who the request comes from (sim/authn.py)
 
 
 @dataclass(frozen=True)
@@ -215,9 +216,23 @@ def _collection_verb(cluster: Cluster, target: _Target, request: Request) -> Res
     raise _method_not_allowed()
 
 
+def _self_subject_review(cluster: Cluster, *, version: str, request: Request) -> Response:
+    if version not in cluster.authentication.versions:
+        raise _not_found_path()
+    access.check(cluster.forbidden, method=request.method, group=authn.GROUP, plural=authn.PLURAL,
+                 subresource=None, namespace=None, name=None)
+    if request.method != "POST":
+        raise _method_not_allowed()
+    if not isinstance(_json_body(request), dict):
+        raise resources.bad_request("the body of a POST must be a JSON object")
+    return Response(201, cluster.authentication.review(version=version, authorization=request.authorization))
+
+
 def _resource_request(
     cluster: Cluster, *, group: str, version: str, rest: list[str], request: Request
 ) -> Response:
+    if group == authn.GROUP and rest == [authn.PLURAL]:
+        return _self_subject_review(cluster, version=version, request=request)
     target = _parse_target(cluster, group=group, version=version, rest=rest)
     access.check(cluster.forbidden, method=request.method, group=target.rt.group, plural=target.rt.plural,
                  subresource=target.subresource, namespace=target.namespace, name=target.name,

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Callable, Iterable
 
-from sim import access, events, resources, validation
+from sim import access, authn, events, resources, validation
 from sim.logs import LogKey, LogStore, pick_container, tail
 from sim.patching import STRATEGIC_MERGE_PATCH, PatchBodyError, PatchError, PatchTestFailed, UnsupportedPatchType, apply_patch
 from sim.resources import KNOWN_TYPES, ON_DEMAND_TYPES, VERSIONED_TYPES, ApiError, ResourceType
@@ -130,6 +130,7 @@ class Cluster:
         self._types_by_kind: dict[tuple[str, str], ResourceType] = {}
         self._served: dict[str, str] = {}  # group -> the only version served (scenario api.serve)
         self.forbidden: tuple[access.Rule, ...] = ()  # requests refused with 403 (scenario api.forbidden)
+        self.authentication = authn.Authentication()  # tokens -> users, for SelfSubjectReview
         for rt in KNOWN_TYPES:
             self._register(rt)
         self._objects: dict[tuple[str, str], dict[ObjectKey, dict]] = {}

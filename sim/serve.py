@@ -12,7 +12,8 @@ from pathlib import Path
 from sim import scenarios as scenario_files
 from sim.cluster import Cluster
 from sim.ec2 import Ec2Handle, start_ec2
-from sim.kubeconfig import write_kubeconfig
+from sim.authn import UserInfo
+from sim.kubeconfig import ADMIN, SIM_USERS, user_kubeconfig_path, write_kubeconfig
 from sim.scale import add_synthetic
 from sim.scenarios import ScenarioInfo
 from sim.server import SimServer
@@ -33,6 +34,12 @@ class SimHandle:
     _ec2: Ec2Handle | None
     _tmpdir: Path | None = None
     _stopped: bool = field(default=False, repr=False)
+    # Each simulated person's own kubeconfig (sim/kubeconfig.py SIM_USERS), by user name.
+    kubeconfigs: dict[str, Path] = field(default_factory=dict)
+
+    def kubeconfig_for(self, user: str) -> Path:
+        """The kubeconfig of one simulated person (admin, alice, bob, carol): same context, own token."""
+        return self.kubeconfigs[user]
 
     def request_count(self) -> int:
         """Kubernetes API requests served since start or the last reset (control calls excluded)."""
@@ -82,6 +89,8 @@ def start_sim(
     adds a synthetic cluster on top. `region` defaults to the scenarios' own.
     """
     cluster = Cluster()
+    for user in SIM_USERS:
+        cluster.authentication.add_token(user.token, UserInfo(user.username, user.groups))
     loaded = scenario_files.load(cluster, scenarios, directory)
     region = region or loaded.region
     if scale is not None:
@@ -89,18 +98,22 @@ def start_sim(
     ec2_handle = start_ec2(region=region, offerings=loaded.offerings) if ec2 else None
     server: SimServer | None = None
     tmpdir: Path | None = None
+    kubeconfigs: dict[str, Path] = {}
     try:
         server = SimServer(cluster, port=port).start()
         if kubeconfig_out is None:
             tmpdir = Path(tempfile.mkdtemp(prefix="gpubot-sim-"))
             kubeconfig_out = tmpdir / "kubeconfig"
-        write_kubeconfig(
-            kubeconfig_out,
-            server_url=server.url,
-            context=context,
-            region=region,
-            ec2_endpoint=ec2_handle.url if ec2_handle else None,
-        )
+        # The people's files first: the admin's (the one callers wait for) appearing means all are there.
+        for user in (*[u for u in SIM_USERS if u != ADMIN], ADMIN):
+            kubeconfigs[user.name] = write_kubeconfig(
+                user_kubeconfig_path(kubeconfig_out, user),
+                server_url=server.url,
+                context=context,
+                region=region,
+                ec2_endpoint=ec2_handle.url if ec2_handle else None,
+                user=user,
+            )
     except BaseException:
         if server is not None:
             server.stop()
@@ -120,6 +133,7 @@ def start_sim(
         _server=server,
         _ec2=ec2_handle,
         _tmpdir=tmpdir,
+        kubeconfigs=kubeconfigs,
     )
 
 

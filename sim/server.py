@@ -123,6 +123,7 @@ class _Handler(BaseHTTPRequestHandler):
             query=dict(parse_qsl(query, keep_blank_values=True)),
             content_type=(self.headers.get("Content-Type") or "").split(";")[0].strip().lower(),
             body=body,
+            authorization=self.headers.get("Authorization") or "",
         )
         return api.handle(self.server.cluster, request)
 

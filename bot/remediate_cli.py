@@ -1,18 +1,23 @@
 """``gpubot remediate``: the approval flow from a terminal, for operators without Slack (and for the
-checks). Same policy, same store, same guarded transitions as the Slack buttons; ``--by`` is the Slack
-user id the action is taken as, checked against the policy like a click (with no channel: the
-person's own grant and the policy's ``"*"`` channel apply)."""
+checks). Same policy, same store, same guarded transitions as the Slack buttons.
+
+Who acts is who the cluster says the kubeconfig in use is: every propose, approve, reject and undo
+first asks the cluster for a SelfSubjectReview (``kubectl auth whoami``) with the credentials the
+change will be written with, and records ``k8s:USERNAME``; the policy's ``approvers.kubernetes``
+names who may approve. Nothing typed on the command line can change that identity: ``--by`` is only
+a check that it is the one expected. What the person may read is what their kubeconfig may read."""
 from __future__ import annotations
 
 import argparse
 import json
 import re
 
-from bot.errors import UserError
+from bot.errors import Refused, UserError
 from bot.settings import Settings
 
 KINDS = ("annotate-do-not-disrupt", "nodepool-consolidation", "cordon-gpu-node")
-_USER = re.compile(r"^[UW][A-Z0-9]{2,}$")
+_SLACK_USER = re.compile(r"^[UW][A-Z0-9]{2,}$")
+ACTING = ("propose", "approve", "reject", "undo")
 _PARAM = re.compile(r"^([A-Za-z]+)=(.{1,64})$")
 
 
@@ -28,30 +33,34 @@ def add_parsers(sub) -> None:
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="consolidateAfter=10m, budgetNodes=10%% (nodepool-consolidation)")
     p.add_argument("--reason", default="proposed from the command line")
-    _by_and_json(p)
+    _options(p, acting=True)
     for name, what in (("approve", "approve (applies it when enough approvers agree)"), ("reject", "reject"),
                        ("undo", "undo an applied change"), ("show", "show one proposal")):
         p = rsub.add_parser(name, help=what)
         p.add_argument("id", type=int)
-        _by_and_json(p, required=name != "show")
+        _options(p, acting=name in ACTING)
     p = rsub.add_parser("list", help="recent proposals")
-    _by_and_json(p, required=False)
+    _options(p, acting=False)
 
 
-def _by_and_json(p: argparse.ArgumentParser, *, required: bool = True) -> None:
-    p.add_argument("--by", required=required, metavar="USER", help="Slack user id acting (checked against the policy)")
+def _options(p: argparse.ArgumentParser, *, acting: bool) -> None:
+    p.add_argument("--kubeconfig", help="kubeconfig file (default: KUBECONFIG or ~/.kube/config); its "
+                                        "credentials are who acts")
+    if acting:
+        p.add_argument("--by", metavar="K8S_USER",
+                       help="optional check, never an identity: the Kubernetes user you expect to act as "
+                            "(as `kubectl auth whoami` prints it); refused, with nothing recorded, unless the "
+                            "cluster authenticates your kubeconfig as exactly that user. Who acts is always "
+                            "the authenticated user")
     p.add_argument("--json", action="store_true")
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     from bot.remediation.flow import Remediator
-    from bot.service import Asker, DiagnosisService
+    from bot.service import DiagnosisService
     from bot.store import check_current, make_engine
     from bot.store.proposals import ProposalStore
 
-    if args.by is not None and not _USER.match(args.by):
-        raise UserError(f"--by takes a Slack user id such as U0123ABCD, got {args.by[:40]!r}")
-    asker = Asker(user=args.by, channel=None) if args.by else None
     engine = make_engine(settings.database_url)
     check_current(engine)
     service = DiagnosisService(settings)
@@ -59,16 +68,21 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     try:
         command = args.remediate_command
         if command == "propose":
-            proposal = remediator.propose(_remediation(args, settings), asker=asker, cluster=args.context,
+            remediation = _remediation(args, settings)
+            identity = _authenticated(service, args.context, claimed=args.by)
+            proposal = remediator.propose(remediation, asker=None, identity=identity, cluster=args.context,
                                           namespace=args.namespace or settings.namespace, reason=args.reason)
-            _show(proposal, args.json, message=f"proposal #{proposal.id} recorded: awaiting approval")
+            _show(proposal, args.json, message=f"proposal #{proposal.id} recorded: awaiting approval",
+                  acting=identity.actor)
         elif command in ("approve", "reject", "undo"):
-            outcome = getattr(remediator, command)(args.id, asker=asker)
-            _show(outcome.proposal, args.json, message=outcome.message)
+            # The proposal's cluster vouches for the approver: the one the change is written to.
+            identity = _authenticated(service, remediator.get(args.id, asker=None).cluster, claimed=args.by)
+            outcome = getattr(remediator, command)(args.id, asker=None, identity=identity)
+            _show(outcome.proposal, args.json, message=outcome.message, acting=identity.actor)
         elif command == "show":
-            _show(remediator.get(args.id, asker=asker), args.json)
+            _show(remediator.get(args.id, asker=None), args.json)
         else:
-            proposals = remediator.list(asker=asker)
+            proposals = remediator.list(asker=None)
             if args.json:
                 print(json.dumps([proposal_json(p) for p in proposals], indent=2))
             else:
@@ -80,6 +94,18 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     finally:
         service.close()
         engine.dispose()
+
+
+def _authenticated(service, cluster: str | None, *, claimed: str | None):
+    """Who ``cluster`` authenticates this kubeconfig as (SelfSubjectReview); ``claimed`` (``--by``)
+    must name that same user, else nothing happens."""
+    identity = service.gateway(cluster).who_am_i()
+    if claimed is not None and claimed not in (identity.username, identity.actor):
+        hint = (" (--by no longer names a Slack user: the command line acts as the user your kubeconfig "
+                "authenticates)" if _SLACK_USER.match(claimed) else "")
+        raise Refused(f"--by {claimed[:80]!r} is not who cluster {identity.cluster} authenticates this kubeconfig "
+                      f"as ({identity.actor}){hint}: nothing was recorded; drop --by or use that user's kubeconfig")
+    return identity
 
 
 def _remediation(args: argparse.Namespace, settings: Settings):
@@ -122,10 +148,13 @@ def proposal_json(p) -> dict:
             "undo": p.undo, "results": p.results}
 
 
-def _show(p, as_json: bool, *, message: str | None = None) -> None:
+def _show(p, as_json: bool, *, message: str | None = None, acting: str | None = None) -> None:
     if as_json:
-        print(json.dumps({**proposal_json(p), **({"message": message} if message else {})}, indent=2))
+        extra = {**({"message": message} if message else {}), **({"acting_as": acting} if acting else {})}
+        print(json.dumps({**proposal_json(p), **extra}, indent=2))
         return
+    if acting:
+        print(f"acting as {acting} (as the cluster authenticates your kubeconfig)")
     if message:
         print(message)
     print(f"proposal #{p.id} ({p.state}): {p.kind} on {p.target} in {p.cluster}, requested by {p.requested_by}")

@@ -18,6 +18,7 @@ from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
 from bot.errors import ClusterConfigError, ClusterError, ClusterUnreachable, UserError
+from bot.gateway import whoami
 from bot.gateway.kubeconfig import ContextInfo, kubeconfig_path, read_context
 from bot.gateway.writes import RETRY_WRITE, WriteFailed, check_patch, object_path, path_params
 from bot.settings import Settings
@@ -483,6 +484,29 @@ class ClusterGateway:
                                   message=f"{lost}; the write may have happened: read the object back before "
                                           "trying again") from None
         raise AssertionError("unreachable")
+
+    # -- who the credentials are ------------------------------------------------------------------
+
+    def who_am_i(self) -> whoami.ClusterIdentity:
+        """The user this gateway's credentials are authenticated as: one SelfSubjectReview (``kubectl
+        auth whoami``), v1 first, v1beta1 on a 1.27 cluster. Not served at all, refused, or anonymous:
+        Refused with one line; nothing is cached, so every action asks again."""
+        for version in ("v1", "v1beta1"):
+            body = {"apiVersion": f"authentication.k8s.io/{version}", "kind": "SelfSubjectReview"}
+            try:
+                if version == "v1":
+                    authn = client.AuthenticationV1Api(self._api)
+                    answer = self._json(authn.create_self_subject_review, body=body)
+                else:  # the official client has no v1beta1 class: the same POST on its own path
+                    answer = self._json(self._api.call_api, f"/apis/authentication.k8s.io/{version}/{whoami.PLURAL}",
+                                        "POST", body=body, auth_settings=["BearerToken"],
+                                        header_params=whoami.JSON_HEADERS, _return_http_data_only=True)
+            except ApiException as exc:
+                if exc.status == 404:
+                    continue
+                raise whoami.refused(self.name, exc) from None
+            return whoami.identity_from_review(self.name, answer)
+        raise whoami.unavailable(self.name)
 
     # -- the Karpenter controller ----------------------------------------------------------------
 

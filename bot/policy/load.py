@@ -26,7 +26,13 @@ T = TypeVar("T")
 
 SECTIONS = ("channels", "users", "approvers", "remediations", "alerts")
 GRANT_KEYS = ("clusters", "namespaces", "default_namespace")
-APPROVER_KEYS = ("users", "usergroups", "channel")
+APPROVER_KEYS = ("users", "usergroups", "channel", "kubernetes")
+KUBERNETES_APPROVER_KEYS = ("users", "groups")
+# Names that stand for everyone, or for no one in particular (k8s.io/apiserver pkg/authentication/user
+# user.go, serviceaccount/util.go): as an approver they would let any tenant's pod or anonymous
+# request approve.
+_KUBERNETES_EVERYONE = frozenset({"system:anonymous", "system:authenticated", "system:unauthenticated",
+                                  "system:serviceaccounts"})
 REMEDIATION_SETTINGS = ("self_approval", "expiry", "two_person")
 # Which names scope each remediation kind (RemediationScope's field of the same name).
 ALERT_KEYS = ("routes",)
@@ -41,6 +47,9 @@ _USERGROUP = re.compile(r"^S[A-Z0-9]{2,}\Z")
 _CLUSTER = re.compile(r"^[A-Za-z0-9@:/._*-]{1,253}\Z")
 _NAMESPACE = re.compile(r"^[a-z0-9*]([-a-z0-9*]{0,61}[a-z0-9*])?\Z")
 _NODE = re.compile(r"^[a-z0-9*]([-a-z0-9.*]{0,251}[a-z0-9*])?\Z")
+# Kubernetes user and group names are free text (an email, an IAM ARN, system:...): printable, no
+# spaces, and no * (an approver is one exact identity, not a pattern).
+_KUBERNETES_NAME = re.compile(r"^[^\s*\x00-\x1f\x7f]{1,253}\Z")
 _DURATION = re.compile(r"^(\d{1,6})([smhd])\Z")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
 _BOOL = yaml.constructor.SafeConstructor.bool_values
@@ -305,6 +314,7 @@ def _approvers(node: Node) -> Approvers:
     users: tuple[str, ...] = ()
     groups: tuple[str, ...] = ()
     channel: str | None = None
+    kubernetes: dict[str, tuple[str, ...]] = {}
     for key, value in _mapping(node, "approvers", example="{users: [U0123ABCD], usergroups: [S0123ABCD]}"):
         if key.value == "users":
             users = _names(value, "approvers.users", _USER, "a user id (U0123ABCD or W...): use the member id "
@@ -317,9 +327,34 @@ def _approvers(node: Node) -> Approvers:
             if not _CHANNEL.match(channel) or channel.startswith("D"):
                 raise _Invalid(value, f"approvers.channel: {channel!r} is not a channel id (C0123ABCD): use the id "
                                       "from the channel's details, not its #name")
+        elif key.value == "kubernetes":
+            kubernetes = {} if _is_null(value) else _kubernetes_approvers(value)
         else:
             raise _unknown_key(key, "approvers", APPROVER_KEYS)
-    return Approvers(users=frozenset(users), usergroups=frozenset(groups), channel=channel)
+    return Approvers(users=frozenset(users), usergroups=frozenset(groups), channel=channel,
+                     kubernetes_users=frozenset(kubernetes.get("users", ())),
+                     kubernetes_groups=frozenset(kubernetes.get("groups", ())))
+
+
+def _kubernetes_approvers(node: Node) -> dict[str, tuple[str, ...]]:
+    """``approvers.kubernetes``: who may approve with ``gpubot remediate``, by the user name and groups
+    the cluster authenticates (what ``kubectl auth whoami`` prints)."""
+    out: dict[str, tuple[str, ...]] = {}
+    example = "{users: [alice@example.com], groups: [sre-oncall]}"
+    for key, value in _mapping(node, "approvers.kubernetes", example=example):
+        if key.value not in KUBERNETES_APPROVER_KEYS:
+            raise _unknown_key(key, "approvers.kubernetes", KUBERNETES_APPROVER_KEYS)
+        where = f"approvers.kubernetes.{key.value}"
+        what = "user" if key.value == "users" else "group"
+        names = _names(value, where, _KUBERNETES_NAME,
+                       f"a Kubernetes {what} name as `kubectl auth whoami` prints it (no spaces, and no *: an "
+                       f"approver is one exact {what})")
+        for item, name in zip(value.value, names):
+            if name in _KUBERNETES_EVERYONE:
+                raise _Invalid(item, f"{where}: {name} stands for everyone (or no one) the cluster admits: name the "
+                                     f"{what} your approvers are in, e.g. sre-oncall")
+        out[key.value] = names
+    return out
 
 
 def _remediations(node: Node) -> RemediationPolicy:

@@ -65,6 +65,10 @@ class Approvers:
     usergroups: frozenset[str] = frozenset()
     # Where approval requests are posted (besides the incident's thread); None: the thread only.
     channel: str | None = None
+    # Who may approve with ``gpubot remediate``: Kubernetes users and groups, exactly as the cluster
+    # authenticates them (SelfSubjectReview), never a name typed on the command line.
+    kubernetes_users: frozenset[str] = frozenset()
+    kubernetes_groups: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -220,3 +224,7 @@ class Policy:
     def may_approve(self, user: str, *, usergroups: frozenset[str] = frozenset()) -> bool:
         """``usergroups``: the Slack user groups ``user`` belongs to (read by the caller, cached)."""
         return user in self.approvers.users or bool(self.approvers.usergroups & usergroups)
+
+    def may_approve_in_cluster(self, username: str, *, groups: frozenset[str]) -> bool:
+        """``username`` and ``groups``: as a cluster authenticated them (SelfSubjectReview)."""
+        return username in self.approvers.kubernetes_users or bool(self.approvers.kubernetes_groups & groups)

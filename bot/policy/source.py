@@ -126,7 +126,8 @@ def describe(policy: Policy) -> str:
                 "remediations are disabled")
     named = [c for c in policy.channels if c != ANY]
     others = "a \"*\" grant for every other channel" if ANY in policy.channels else "every other channel denied"
-    approvers = len(policy.approvers.users) + len(policy.approvers.usergroups)
+    approvers = sum(len(names) for names in (policy.approvers.users, policy.approvers.usergroups,
+                                            policy.approvers.kubernetes_users, policy.approvers.kubernetes_groups))
     kinds = ", ".join(policy.remediations.scopes) or "none"
     return (f"policy {policy.source}: {_count(len(named), 'channel')}, {others}, "
             f"{_count(len(policy.users), 'user grant')}, {_count(approvers, 'approver')}, remediations: {kinds}")

@@ -324,18 +324,26 @@ def why(view: ProposalView, now: datetime) -> str:
     """One line: why ``view`` cannot move the way someone just asked."""
     name = f"proposal #{view.id}"
     if view.state == "approved":
-        return f"{name} is being applied by <@{view.decided_by}>"
+        return f"{name} is being applied by {_who(view.decided_by)}"
     if view.state == "applied":
-        return f"{name} was already applied by <@{view.decided_by}> at {_when(view.applied_at, now)}"
+        return f"{name} was already applied by {_who(view.decided_by)} at {_when(view.applied_at, now)}"
     if view.state == "rejected":
-        return f"{name} was rejected by <@{view.decided_by}>"
+        return f"{name} was rejected by {_who(view.decided_by)}"
     if view.state == "expired":
         return f"{name} expired at {_when(view.expires_at, now)}: propose it again"
     if view.state == "undone":
-        return f"{name} was already undone by <@{view.undone_by}> at {_when(view.undone_at, now)}"
+        return f"{name} was already undone by {_who(view.undone_by)} at {_when(view.undone_at, now)}"
     if view.state == "failed":
         return f"{name} was not applied: its apply failed; approve it again to retry"
     return f"{name} was not applied: it is waiting for approval"
+
+
+def _who(actor: str | None) -> str:
+    """A Slack user as a mention; an identity from the command line (``k8s:alice@example.com``: Slack
+    ids never hold a colon) as it is."""
+    if not actor:
+        return "someone"
+    return actor if ":" in actor else f"<@{actor}>"
 
 
 def _when(at: datetime | None, now: datetime) -> str:

@@ -250,7 +250,8 @@ def _hear(event: dict, heard: _Heard, *, now: datetime) -> bool:
     reason = str(event.get("reason") or "")
     match = _XID_REASON.match(reason)
     if match is None and _XID_LIKE.match(reason):
-        raise Unreadable(f"reason {reason[:24]}... is no Xid of at most four digits")
+        shown = reason if len(reason) <= 24 else reason[:24] + "..."
+        raise Unreadable(f"reason {shown} is no NvidiaXID<n>Error|Warning with an Xid of at most four digits")
     if match:
         xid = str(int(match.group("xid")))
         if match.group("level") == "Warning" and int(xid) in APPLICATION_XIDS:
@@ -273,7 +274,8 @@ def _hear(event: dict, heard: _Heard, *, now: datetime) -> bool:
 
 def _event_ref(event: dict) -> str:
     found = meta(event)
-    return f"event {str(found.get('namespace') or '')[:63]}/{str(found.get('name') or '')[:253]}"
+    name = str(found.get("name") or "")
+    return f"event {str(found.get('namespace') or '')[:63]}/{name if len(name) <= 120 else name[:117] + '...'}"
 
 
 def _told(node: dict, heard: _Heard, *, cluster: str) -> list[Problem]:

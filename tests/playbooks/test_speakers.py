@@ -137,7 +137,7 @@ def test_sweep_a_5000_digit_xid_is_a_gap_and_the_rest_is_swept(where):
                                                           ("gpu.xid_error", "ip-10-1-0-2")}
     [gap] = gaps
     assert gap.startswith("not checked: event team-a/ip-10-1-0-1.") and "about node ip-10-1-0-1" in gap
-    assert ("no Xid of at most four digits" if where == "reason" else "an Xid of more than four digits") in gap
+    assert ("with an Xid of at most four digits" if where == "reason" else "an Xid of more than four digits") in gap
     assert len(gap) < 400
 
 

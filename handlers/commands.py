@@ -10,6 +10,7 @@ from bot.payloads import META_EXPLAIN
 from bot.render.blocks import (
     error_blocks, explain_modal, queued_blocks, help_blocks, incident_detail_blocks, incident_list_blocks, nodepools_blocks, nodes_blocks,
 )
+from bot.render.blocks.text import escape
 from handlers import flows
 from handlers.deps import Deps
 from handlers.forms import open_sealed_form
@@ -80,10 +81,10 @@ def _fleet(reply: Reply, deps: Deps, parsed: GpuCommand) -> None:
     try:
         if parsed.action == "nodes":
             report = deps.service.nodes(context=parsed.cluster, asker=asker)
-            reply.post(text=f"GPU nodes in {report.cluster}", blocks=nodes_blocks(report))
+            reply.post(text=f"GPU nodes in {escape(report.cluster)}", blocks=nodes_blocks(report))
         else:
             report = deps.service.nodepools(context=parsed.cluster, asker=asker)
-            reply.post(text=f"GPU NodePools in {report.cluster}", blocks=nodepools_blocks(report))
+            reply.post(text=f"GPU NodePools in {escape(report.cluster)}", blocks=nodepools_blocks(report))
     except GpubotError as exc:
         reply.error(str(exc))
 
@@ -97,7 +98,8 @@ def _incidents(reply: Reply, deps: Deps, parsed: GpuCommand) -> None:
         access = deps.service.access(deps.asker(reply.user, reply.channel))
         if parsed.action == "incident":
             detail = deps.store.get(parsed.incident_id, access=access)
-            reply.post(text=f"Incident #{detail.incident.id}: {detail.incident.title}", blocks=incident_detail_blocks(detail))
+            reply.post(text=f"Incident #{detail.incident.id}: {escape(detail.incident.title)}",
+                       blocks=incident_detail_blocks(detail))
         else:
             incidents = deps.store.list(status=parsed.status, since=parse_since(parsed.since), limit=200, access=access)
             title = f"{'Open' if parsed.status == 'open' else 'All'} incidents" + (f" (last {parsed.since})" if parsed.since else "")

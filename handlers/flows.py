@@ -7,6 +7,7 @@ import time
 from bot.errors import GpubotError, NotFoundError, Refused
 from bot.payloads import TargetRef, encode_target, with_incident
 from bot.render.blocks import diagnosis_blocks, diagnosis_text, error_blocks, progress_blocks, share_blocks, shared_note_blocks
+from bot.render.blocks.text import escape
 from handlers import recording
 from handlers.deps import Deps
 from handlers.reply import Reply
@@ -27,11 +28,11 @@ def run_diagnosis(reply: Reply, deps: Deps, *, target: str, namespace: str | Non
         return
     started = time.monotonic()
     shown = [target]
-    reply.post(text=f"Diagnosing {target} ...", blocks=progress_blocks(target, "looking it up"))
+    reply.post(text=f"Diagnosing {escape(target)} ...", blocks=progress_blocks(target, "looking it up"))
 
     def progress(step: str) -> None:
         # Best effort and throttled per message by the Reply; the answer below replaces it regardless.
-        reply.progress(text=f"Diagnosing {shown[0]} ... ({step})", every=deps.settings.progress_interval,
+        reply.progress(text=f"Diagnosing {escape(shown[0])} ... ({escape(step)})", every=deps.settings.progress_interval,
                        blocks=progress_blocks(shown[0], step, elapsed=time.monotonic() - started))
 
     def resolved(resolved_target) -> None:

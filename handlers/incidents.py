@@ -14,8 +14,10 @@ from bot.errors import GpubotError, UserError
 from bot.payloads import ACTION_ACKNOWLEDGE, ACTION_RESOLVE, META_RESOLVE, PayloadError, decode_incident, seal_blocks
 from bot.policy import Access
 from bot.render.blocks import home_view, incident_action_blocks, resolve_modal
+from bot.render.blocks.incidents import action_text
 from bot.render.blocks.modal import RESOLVE_BLOCK_ID, RESOLVE_CALLBACK_ID
 from bot.store import StoreUnavailable
+from bot.store.tx import STORE_UNAVAILABLE
 from bot.store.incidents import IncidentDetail
 from handlers.actions import click_channel, opened_value, reply_for
 from handlers.deps import Deps
@@ -76,7 +78,7 @@ def register(app: App, deps: Deps) -> None:
             reply.error(str(exc))
             return
         text = f"Incident #{incident.id} resolved by <@{user}>" + (f": {incident.resolution}" if incident.resolution else "")
-        reply.post(text=text, blocks=incident_action_blocks(text))
+        reply.post(text=action_text(text), blocks=incident_action_blocks(text))
 
     @guarded
     def home(event, client):
@@ -87,8 +89,8 @@ def register(app: App, deps: Deps) -> None:
                              counts=deps.store.counts_by_code(access=access)) if deps.store else \
                 home_view(open_incidents=[], counts={})
         except (StoreUnavailable, SQLAlchemyError) as exc:
-            log.warning("App Home without incidents: %s", exc)
-            view = home_view(open_incidents=[], counts={}, failure=str(exc))
+            log.warning("App Home without incidents: %s", " ".join(str(exc).split())[:300])
+            view = home_view(open_incidents=[], counts={}, failure=STORE_UNAVAILABLE)
         view["blocks"] = seal_blocks(view.get("blocks"), deps.signer, conversation=None)
         client.views_publish(user_id=event["user"], view=view)
 

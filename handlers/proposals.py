@@ -14,7 +14,9 @@ from bot.payloads import (
     ACTION_APPROVAL, ACTION_APPROVE, ACTION_REJECT, ACTION_UNDO, decode_approval, decode_proposal, seal_blocks,
 )
 from bot.render.blocks.proposal import proposal_blocks, proposal_text
+from bot.render.blocks.text import escape
 from bot.store.proposals import ProposalConflict
+from bot.threads import is_direct_message
 from handlers.actions import click_channel, opened_value, reply_for
 from handlers.deps import Deps
 from handlers.guard import guarded
@@ -30,19 +32,20 @@ def register(app: App, deps: Deps) -> None:
         asker = deps.asker(reply.user, click_channel(body))
         try:
             request = decode_approval(opened_value(body, deps, ACTION_APPROVAL))
+            candidates = _candidates(deps, request.incident, fallback=reply)
             proposal = deps.remediator().propose(
                 request.remediation, asker=asker, cluster=request.target.cluster, namespace=request.target.namespace,
                 reason=f"{request.code} on {request.target.text}", incident_id=request.incident,
-                finding_code=request.code)
+                finding_code=request.code, places=candidates)
         except GpubotError as exc:
             reply.error(str(exc))
             return
-        places = _announce(deps, client, proposal, fallback=reply)
+        places = _announce(deps, client, proposal, candidates)
         where = ", ".join(f"<#{channel}>" for channel, _ in places) or "here"
         reply.private(text=f"Approval requested: change #{proposal.id}",
                       blocks=[{"type": "section", "text": {"type": "mrkdwn", "text":
-                               f"Approval requested for change #{proposal.id} ({proposal.kind} on "
-                               f"`{proposal.target}`), posted in {where}. Nothing is written until an approver "
+                               f"Approval requested for change #{proposal.id} ({escape(proposal.kind)} on "
+                               f"`{escape(proposal.target)}`), posted in {where}. Nothing is written until an approver "
                                "approves it."}}])
 
     def decide(action: str):
@@ -79,14 +82,15 @@ def register(app: App, deps: Deps) -> None:
         app.action(action)(ack=lambda ack: ack(), lazy=[decide(action)])
 
 
-def _announce(deps: Deps, client, proposal, *, fallback: Reply) -> list[tuple[str, str]]:
-    """Post the request in the incident's thread and the approvers' channel (else where it was asked);
-    remember each message so every later step updates them all."""
+def _candidates(deps: Deps, incident_id: int | None, *, fallback: Reply) -> list[tuple[str, str | None]]:
+    """Where the request would go: the incident's thread and the approvers' channel, else where it was
+    asked. An incident's thread in a direct message is left out: it would tell that person of a request
+    made elsewhere. Which of these may show it is the remediator's call (its channel's grant)."""
     targets: list[tuple[str, str | None]] = []
-    if proposal.incident_id is not None and deps.store is not None:
+    if incident_id is not None and deps.store is not None:
         try:
-            incident = deps.store.get(proposal.incident_id).incident
-            if incident.slack_channel and incident.slack_ts:
+            incident = deps.store.get(incident_id).incident
+            if incident.slack_channel and incident.slack_ts and not is_direct_message(incident.slack_channel):
                 targets.append((incident.slack_channel, incident.slack_ts))
         except GpubotError:
             pass
@@ -95,6 +99,13 @@ def _announce(deps: Deps, client, proposal, *, fallback: Reply) -> list[tuple[st
         targets.append((approvers, None))
     if not targets:
         targets.append((fallback.channel, fallback.thread_ts))
+    return targets
+
+
+def _announce(deps: Deps, client, proposal, candidates: list[tuple[str, str | None]]) -> list[tuple[str, str]]:
+    """Post the request where its channel may read it; remember each message so every later step
+    updates them all."""
+    targets = deps.remediator().shown_in(candidates, cluster=proposal.cluster, namespace=proposal.namespace)
     posted: list[tuple[str, str]] = []
     for channel, thread in targets:
         try:

@@ -80,8 +80,3 @@ class AlertRouter:
                             "not set, so it is tracked but not posted; set GPUBOT_ALERT_CHANNEL to a channel id "
                             "(C0123ABCD) or add a route for it")
         return None
-
-    def channel(self, *, cluster: str, namespace: str | None, nodepool: str | None, severity: str) -> str | None:
-        """The channel alone, for an alert about ``namespace`` of ``cluster``."""
-        found = self.destination(cluster=cluster, scopes=[(cluster, namespace)], nodepool=nodepool, severity=severity)
-        return found.channel if found else None

@@ -19,8 +19,17 @@ _TRANSIENT = ("database is locked", "could not connect", "connection refused", "
               "terminating connection", "connection reset", "timeout expired", "could not serialize", "deadlock detected")
 
 
+# What people are told (in Slack, on App Home, by the CLI): never the database's host, port or driver
+# text, which name the infrastructure to any member; those go to gpubot's log, where operators look.
+STORE_UNAVAILABLE = ("the incident store is unavailable (its database did not answer): try again in a few "
+                     "minutes; gpubot's operators find the cause in its log")
+
+
 class StoreUnavailable(GpubotError):
     exit_code = 3
+
+    def __init__(self, message: str = STORE_UNAVAILABLE) -> None:
+        super().__init__(message)
 
 
 def utcnow() -> datetime:
@@ -59,10 +68,16 @@ class Transactions:
                 with begin() as unit:
                     return work(unit)
             except (OperationalError, DBAPIError) as exc:
-                if isinstance(exc, IntegrityError) or not transient(exc):
+                if isinstance(exc, IntegrityError):
+                    raise
+                if not transient(exc):
+                    if isinstance(exc, OperationalError):  # refused login, unknown host, missing database
+                        log.error("the incident database cannot be used: %s", short(exc))
+                        raise StoreUnavailable() from None
                     raise
                 if attempt + 1 == self._attempts:
-                    raise StoreUnavailable(f"the incident database did not answer ({short(exc)})") from None
+                    log.error("the incident database did not answer after %d attempts: %s", self._attempts, short(exc))
+                    raise StoreUnavailable() from None
                 log.warning("transient database error, retrying: %s", short(exc))
                 time.sleep(self._backoff * (2**attempt))
         raise AssertionError("unreachable")

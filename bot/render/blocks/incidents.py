@@ -84,10 +84,15 @@ def incident_note_blocks(recorded: Recorded | None, *, failure: str | None = Non
     return [kit.context(" · ".join(parts)), *incident_buttons(incident)]
 
 
+def action_text(message: str) -> str:
+    """``message`` for a text field: well-formed user mentions in it stay mentions, the rest is text."""
+    pieces = _MENTION.split(message)  # text, id, text, id, …, text
+    return "".join(f"<@{p}>" if i % 2 else escape(p) for i, p in enumerate(pieces))
+
+
 def incident_action_blocks(message: str) -> list[dict]:
     """One confirmation line; well-formed user mentions in ``message`` stay mentions, the rest is text."""
-    pieces = _MENTION.split(message)  # text, id, text, id, …, text
-    text = "".join(f"<@{p}>" if i % 2 else escape(p) for i, p in enumerate(pieces))
+    text = action_text(message)
     if len(text) > MESSAGE_LIMIT:
         text = clean(message, MESSAGE_LIMIT)
     return [kit.context(text or "Done.")]

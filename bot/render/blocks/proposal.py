@@ -6,7 +6,7 @@ from __future__ import annotations
 from bot.payloads import ACTION_APPROVE, ACTION_REJECT, ACTION_UNDO, encode_proposal
 from bot.render.blocks import kit, limits
 from bot.render.blocks.incidents import mention, slack_date
-from bot.render.blocks.text import clean, fenced_chunks
+from bot.render.blocks.text import clean, escape, fenced_chunks
 
 MAX_DIFF_SECTIONS = 2  # with the results, within Slack's 12,000 characters per message
 MAX_RESULTS = 10
@@ -33,7 +33,7 @@ def _stale(p) -> bool:
 
 
 def proposal_text(p) -> str:
-    return f"Change #{p.id} {p.state}: {p.kind} on {p.target}"
+    return f"Change #{p.id} {p.state}: {p.kind} on {escape(p.target)}"
 
 
 def proposal_blocks(p, *, note: str | None = None) -> list[dict]:

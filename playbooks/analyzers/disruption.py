@@ -26,7 +26,7 @@ def disrupted_nodes(facts: Facts) -> dict[str, list[Evidence]]:
         sig = loc.signal
         if sig.code != "karpenter.disruption" or sig.severity == "info":
             continue
-        if loc.origin == "node-event" and loc.node:
+        if loc.origin == "node-event" and loc.node and loc.by_speaker:  # not a tenant's word for Karpenter's
             out.setdefault(loc.node, []).append(Evidence(sig.source, sig.line))
         elif loc.origin == "karpenter":
             for name in names:

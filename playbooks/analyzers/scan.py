@@ -44,6 +44,7 @@ class Located:
     # does not bear it out (the signal is then capped); ``speaker`` names the writer ("namespace/component").
     vouched: bool = True
     speaker: str = ""
+    by_speaker: bool = True  # a node event or device plugin log: written by one that may speak for the node
 
     @property
     def from_karpenter(self) -> bool:
@@ -118,15 +119,15 @@ def _vouched(loc: Located, voice: Voice, facts: Facts) -> Located:
     node, as it is; from anyone else, as it is when the node's status shows the trouble too (that line is
     added to the title), else capped at a low-confidence warning that names who reported it."""
     sig = loc.signal
+    loc = replace(loc, speaker=voice.label, by_speaker=voice.trusted)
     if voice.trusted or not hardware_claim(sig.code, sig.fields):
-        return replace(loc, speaker=voice.label)
+        return loc
     status = node_vouches(facts.nodes.get(loc.node or ""))
     if status is not None:
-        return replace(loc, speaker=voice.label,
-                       signal=replace(sig, title=f"{sig.title} (reported by {voice.label}; {status})"))
+        return replace(loc, signal=replace(sig, title=f"{sig.title} (reported by {voice.label}; {status})"))
     ceiling = max(sig.severity, CLAIM_CEILING, key=SEVERITIES.index)
     capped = replace(sig, severity=ceiling, confidence="low", title=f"{sig.title} ({voice.caveat})")
-    return replace(loc, signal=capped, vouched=False, speaker=voice.label)
+    return replace(loc, signal=capped, vouched=False)
 
 
 def _each(facts: Facts, items: Iterable[T], scan: Callable[[T], list[Located]], *,

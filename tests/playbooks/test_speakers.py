@@ -204,3 +204,13 @@ def test_signatures_read_xids_of_at_most_four_digits(line):
     assert all(len(s.fields["xid"]) <= 4 for s in huge) and not [s for s in huge if s.code == "gpu.xid_error"]
     [normal] = [s for s in scan_line(line.format(n="79"), source="t") if s.fields.get("xid") == "79"]
     assert normal.severity in ("critical", "error")
+
+
+def test_diagnosis_a_tenant_cannot_say_karpenter_disrupted_a_node():
+    from playbooks.analyzers.disruption import disrupted_nodes
+
+    said = "Disrupting Node: Underutilized"
+    tenant = event("team-a", "karpenter", reason="DisruptionTerminating", message=said)
+    karpenter = event("default", "karpenter", reason="DisruptionTerminating", message=said)
+    assert disrupted_nodes(facts_with(gpu_node("ip-10-1-0-1"), [tenant])) == {}
+    assert list(disrupted_nodes(facts_with(gpu_node("ip-10-1-0-1"), [karpenter]))) == ["ip-10-1-0-1"]

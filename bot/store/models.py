@@ -3,8 +3,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Boolean, CheckConstraint, DateTime, ForeignKey, Index, Integer, String, Text, false, text
+from sqlalchemy import Boolean, CheckConstraint, DateTime, ForeignKey, Index, Integer, String, false, text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+from bot.store.redacted import RedactedJsonText, RedactedText  # every text column passes the redaction step
 
 STATUSES = ("open", "acknowledged", "resolved")
 TIMELINE_KINDS = (
@@ -36,7 +38,7 @@ class Incident(Base):
     code: Mapped[str] = mapped_column(String(64), nullable=False)
     status: Mapped[str] = mapped_column(String(16), nullable=False, default="open")
     severity: Mapped[str] = mapped_column(String(16), nullable=False)
-    title: Mapped[str] = mapped_column(Text, nullable=False)
+    title: Mapped[str] = mapped_column(RedactedText, nullable=False)
     occurrences: Mapped[int] = mapped_column(Integer, nullable=False, default=1)
     opened_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
@@ -45,7 +47,7 @@ class Incident(Base):
     slack_ts: Mapped[str | None] = mapped_column(String(32))
     acknowledged_by: Mapped[str | None] = mapped_column(String(64))
     resolved_by: Mapped[str | None] = mapped_column(String(64))
-    resolution: Mapped[str | None] = mapped_column(Text)
+    resolution: Mapped[str | None] = mapped_column(RedactedText)
 
     runs: Mapped[list["DiagnosisRun"]] = relationship(back_populates="incident", cascade="all, delete-orphan")
     timeline: Mapped[list["TimelineEntry"]] = relationship(back_populates="incident", cascade="all, delete-orphan",
@@ -70,7 +72,7 @@ class DiagnosisRun(Base):
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
     actor: Mapped[str] = mapped_column(String(64), nullable=False)
     source: Mapped[str] = mapped_column(String(16), nullable=False)  # slack, cli, sweep, alert
-    summary: Mapped[str] = mapped_column(Text, nullable=False)
+    summary: Mapped[str] = mapped_column(RedactedText, nullable=False)
 
     incident: Mapped[Incident] = relationship(back_populates="runs")
     findings: Mapped[list["FindingRecord"]] = relationship(back_populates="run", cascade="all, delete-orphan",
@@ -86,8 +88,8 @@ class FindingRecord(Base):
     code: Mapped[str] = mapped_column(String(64), nullable=False, index=True)
     severity: Mapped[str] = mapped_column(String(16), nullable=False)
     confidence: Mapped[str] = mapped_column(String(16), nullable=False)
-    title: Mapped[str] = mapped_column(Text, nullable=False)
-    evidence: Mapped[str] = mapped_column(Text, nullable=False)  # JSON list of {source, text}
+    title: Mapped[str] = mapped_column(RedactedText, nullable=False)
+    evidence: Mapped[str] = mapped_column(RedactedJsonText, nullable=False)  # JSON list of {source, text}
 
     run: Mapped[DiagnosisRun] = relationship(back_populates="findings")
 
@@ -100,7 +102,7 @@ class TimelineEntry(Base):
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
     kind: Mapped[str] = mapped_column(String(32), nullable=False)
     actor: Mapped[str] = mapped_column(String(64), nullable=False)
-    detail: Mapped[str] = mapped_column(Text, nullable=False, default="")
+    detail: Mapped[str] = mapped_column(RedactedText, nullable=False, default="")
 
     incident: Mapped[Incident] = relationship(back_populates="timeline")
 
@@ -128,8 +130,8 @@ class Proposal(Base):
     target: Mapped[str] = mapped_column(String(320), nullable=False)
     cluster: Mapped[str] = mapped_column(String(253), nullable=False)
     namespace: Mapped[str | None] = mapped_column(String(63))
-    params: Mapped[str] = mapped_column(Text, nullable=False)  # JSON object
-    reason: Mapped[str] = mapped_column(Text, nullable=False)
+    params: Mapped[str] = mapped_column(RedactedJsonText, nullable=False)  # JSON object
+    reason: Mapped[str] = mapped_column(RedactedText, nullable=False)
     finding_code: Mapped[str | None] = mapped_column(String(64))
     requested_by: Mapped[str] = mapped_column(String(64), nullable=False)
     requested_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
@@ -139,9 +141,9 @@ class Proposal(Base):
     applied_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     undone_by: Mapped[str | None] = mapped_column(String(64))
     undone_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    plan: Mapped[str] = mapped_column(Text, nullable=False)  # JSON object, as proposed
-    results: Mapped[str] = mapped_column(Text, nullable=False)  # JSON list, one entry per API call
-    undo: Mapped[str] = mapped_column(Text, nullable=False)  # JSON list of the changes that undo what was applied
+    plan: Mapped[str] = mapped_column(RedactedJsonText, nullable=False)  # JSON object, as proposed
+    results: Mapped[str] = mapped_column(RedactedJsonText, nullable=False)  # JSON list, one entry per API call
+    undo: Mapped[str] = mapped_column(RedactedJsonText, nullable=False)  # JSON list of the changes that undo what was applied
     version: Mapped[int] = mapped_column(Integer, nullable=False)
 
     __table_args__ = (
@@ -193,10 +195,10 @@ class AlertGroup(Base):
     namespace: Mapped[str | None] = mapped_column(String(63))
     code: Mapped[str] = mapped_column(String(64), nullable=False)  # its leading problem's
     severity: Mapped[str] = mapped_column(String(16), nullable=False)  # the most severe of its problems
-    title: Mapped[str] = mapped_column(Text, nullable=False)  # its leading problem's
+    title: Mapped[str] = mapped_column(RedactedText, nullable=False)  # its leading problem's
     count: Mapped[int] = mapped_column(Integer, nullable=False)  # problems firing (last count once resolved)
     status: Mapped[str] = mapped_column(String(16), nullable=False)
-    resolved_reason: Mapped[str | None] = mapped_column(Text)
+    resolved_reason: Mapped[str | None] = mapped_column(RedactedText)
     first_seen: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
     last_seen: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
     resolved_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
@@ -240,13 +242,13 @@ class Alert(Base):
     target_kind: Mapped[str] = mapped_column(String(32), nullable=False)
     target_name: Mapped[str] = mapped_column(String(253), nullable=False)
     nodepool: Mapped[str | None] = mapped_column(String(253))
-    title: Mapped[str] = mapped_column(Text, nullable=False)
-    evidence: Mapped[str] = mapped_column(Text, nullable=False)  # JSON list of {source, text}, redacted
+    title: Mapped[str] = mapped_column(RedactedText, nullable=False)
+    evidence: Mapped[str] = mapped_column(RedactedJsonText, nullable=False)  # JSON list of {source, text}, redacted
     count: Mapped[int] = mapped_column(Integer, nullable=False)
     first_seen: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
     last_seen: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
     status: Mapped[str] = mapped_column(String(16), nullable=False)
-    resolved_reason: Mapped[str | None] = mapped_column(Text)
+    resolved_reason: Mapped[str | None] = mapped_column(RedactedText)
     resolved_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     incident_id: Mapped[int | None] = mapped_column(ForeignKey("incidents.id", ondelete="SET NULL"))
     incident_state: Mapped[str] = mapped_column(String(16), nullable=False, default="pending",

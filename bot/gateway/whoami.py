@@ -60,7 +60,8 @@ def identity_from_review(cluster: str, body: dict) -> ClusterIdentity:
 def unavailable(cluster: str) -> Refused:
     """Neither v1 nor v1beta1 is served (a cluster older than 1.27, or the API turned off)."""
     return Refused(f"cluster {cluster} cannot tell who you are (SelfSubjectReview unavailable): CLI approvals are "
-                   "refused; approve in Slack, or upgrade the cluster to Kubernetes 1.28 or later")
+                   "refused and nothing was recorded; approve in Slack, or upgrade the cluster to Kubernetes 1.28 "
+                   "or later")
 
 
 def refused(cluster: str, exc: ApiException) -> Exception:

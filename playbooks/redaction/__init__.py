@@ -42,8 +42,21 @@ def redact_text(text: str) -> str:
     return "".join(out)
 
 
-@lru_cache(maxsize=8192)
+# Lines up to this length are cached: evidence lines recur (the same log line in every sweep, every
+# diagnosis of a crash loop); a long line is rare and would hold the cache's memory for nothing.
+CACHED_LINE_MAX = 2048
+
+
 def redact_line(line: str) -> str:
     """One line with every secret value replaced by MASK."""
+    return _cached(line) if len(line) <= CACHED_LINE_MAX else _redact_line(line)
+
+
+@lru_cache(maxsize=8192)
+def _cached(line: str) -> str:
+    return _redact_line(line)
+
+
+def _redact_line(line: str) -> str:
     found = [span for detector in DETECTORS for span in detector.spans(line)]
     return apply(line, found + list(entropy.spans(line, found)))

@@ -35,6 +35,8 @@ _SCHEMES = frozenset({"bearer", "basic", "token", "digest", "negotiate", "aws4-h
 # account_key, private_key, client_key, db_pass, …): bearer tokens, HTTP auth, cloud signatures.
 _WORDS = frozenset({"token", "auth", "authorization", "credential", "credentials", "passphrase",
                     "sig", "signature", "apikey", "dockerconfigjson", "dockercfg", "cookie", "pat"})
+# Joined words, found anywhere in a normalised key (x_api_key, aws_secret_access_key). api_key and
+# private_key are in the plugin's list too; matched here they need no import of it.
 _JOINED = ("access_key", "secret_key", "encryption_key", "signing_key", "master_key", "api_key", "session_token",
            "private_key", "sas_token", "shared_key")
 # A key ending in one of these names a secret without holding one (secretName, tokenPath,

@@ -8,6 +8,11 @@ takes to change a cluster, with the policy checked for the person acting at ever
   proposal has not expired; with ``two_person`` two distinct approvers are needed. The store's
   guarded transition decides which single approval applies it, whichever replica receives it.
 - undo: an approver again; only an applied change, once.
+
+Who acts is an authenticated identity, whichever surface: a Slack user id (Slack signed the request
+that names them), or, from ``gpubot remediate``, ``k8s:USERNAME`` as the cluster authenticated the
+kubeconfig in use (a SelfSubjectReview, :class:`~bot.gateway.whoami.ClusterIdentity`). The two never
+coincide, so two approvals are two identities; the same identity twice is one approval.
 """
 from __future__ import annotations
 
@@ -21,6 +26,7 @@ from bot.remediation import apply as mechanics
 from bot.service import Asker, DiagnosisService
 from bot.store.incidents import utcnow
 from bot.store.proposals import ProposalStore, ProposalView
+from bot.gateway.whoami import ClusterIdentity
 from bot.gateway.writes import WriteFailed
 from playbooks.gather import ReadFailed
 from playbooks.model import Remediation
@@ -57,14 +63,16 @@ class Remediator:
 
     # -- propose --------------------------------------------------------------------------------
 
-    def propose(self, remediation: Remediation, *, asker: Asker, cluster: str | None, namespace: str | None,
+    def propose(self, remediation: Remediation, *, asker: Asker | None, cluster: str | None, namespace: str | None,
                 reason: str, incident_id: int | None = None, finding_code: str | None = None,
-                places: Sequence[Place] | None = None) -> ProposalView:
+                places: Sequence[Place] | None = None, identity: ClusterIdentity | None = None) -> ProposalView:
         """``cluster``/``namespace``: of the diagnosis the change comes from (its target). ``places``:
         where the request would be posted; when given and none of them may show it, it is refused
-        before anything is recorded."""
-        self.service.check_remediation(asker, remediation, cluster=cluster, namespace=namespace)
+        before anything is recorded. ``identity``: the command line's requester as the cluster
+        authenticated them (``asker`` is then None: the kubeconfig's own RBAC bounds what they read)."""
+        self.service.check_remediation(asker, remediation, cluster=cluster, namespace=namespace)  # type: ignore[arg-type]
         gateway = self.service.gateway(cluster, asker=asker)
+        requested_by = _actor(asker, identity, cluster=gateway.name)
         try:
             plan = mechanics.plan_now(gateway, definition(remediation.kind), remediation)
         except NothingToDo as exc:
@@ -85,7 +93,7 @@ class Remediator:
         return self.proposals.create(
             kind=remediation.kind, target=remediation.target, cluster=gateway.name,
             namespace=_namespace(remediation, namespace), params=remediation.params, reason=reason,
-            requested_by=asker.user or "unknown", expires_at=expires_at, plan=plan.to_dict(),
+            requested_by=requested_by, expires_at=expires_at, plan=plan.to_dict(),
             incident_id=incident_id, finding_code=finding_code)
 
     def shown_in(self, places: Sequence[Place], *, cluster: str, namespace: str | None) -> list[Place]:
@@ -96,12 +104,17 @@ class Remediator:
 
     # -- decide ---------------------------------------------------------------------------------
 
-    def _check_approver(self, proposal: ProposalView, asker: Asker) -> None:
+    def _check_approver(self, proposal: ProposalView, asker: Asker | None, identity: ClusterIdentity | None) -> str:
+        """The acting identity, once the policy lets it decide on ``proposal``."""
         policy = self.service.policy.current()
-        user = asker.user or ""
+        actor = _actor(asker, identity, cluster=proposal.cluster)
         if not policy.enforced:
             raise Refused("changes are disabled: gpubot runs without a policy file (GPUBOT_POLICY)")
-        if not policy.may_approve(user, usergroups=self.groups(user)):
+        if identity is not None:
+            if not policy.may_approve_in_cluster(identity.username, groups=identity.groups):
+                raise Refused(f"cluster {proposal.cluster} authenticates you as {actor}, who is not an approver in "
+                              "gpubot's policy (approvers.kubernetes): ask someone on call")
+        elif not policy.may_approve(actor, usergroups=self.groups(actor)):
             raise Refused("you are not an approver in gpubot's policy: ask someone on call")
         self.service.check_read(asker, cluster=proposal.cluster, namespace=proposal.namespace)
         remediation = remediation_of(proposal)
@@ -109,15 +122,17 @@ class Remediator:
         if not policy.remediations.allows(remediation.kind, namespace=params.get("namespace"),
                                           nodepool=params.get("nodepool"), node=params.get("node")):
             raise Refused(f"{remediation.kind} on {remediation.target} is no longer allowed by gpubot's policy")
+        return actor
 
-    def approve(self, proposal_id: int, *, asker: Asker) -> Outcome:
+    def approve(self, proposal_id: int, *, asker: Asker | None, identity: ClusterIdentity | None = None) -> Outcome:
         proposal = self.proposals.get(proposal_id, access=self.service.access(asker))
-        self._check_approver(proposal, asker)
+        actor = self._check_approver(proposal, asker, identity)
         policy = self.service.policy.current()
-        if asker.user == proposal.requested_by and not policy.remediations.self_approval:
+        if actor == proposal.requested_by and not policy.remediations.self_approval:
             raise Refused("you requested this change: another approver must approve it (self-approval is off)")
         needed = 2 if policy.remediations.two_person else 1
-        proposal, claimed = self.proposals.approve(proposal_id, approver=asker.user or "unknown", needed=needed)
+        _audit("approval", proposal, actor, identity)
+        proposal, claimed = self.proposals.approve(proposal_id, approver=actor, needed=needed)
         if not claimed:
             return Outcome(proposal, f"approval recorded: a second approver is needed ({len(proposal.approvals)} of 2)")
         return self._apply(proposal, asker)
@@ -142,15 +157,17 @@ class Remediator:
             return Outcome(done, applied.stopped)
         return Outcome(done, f"partly applied: {_tally(results)}; approve again to retry the rest", changed=True)
 
-    def reject(self, proposal_id: int, *, asker: Asker) -> Outcome:
+    def reject(self, proposal_id: int, *, asker: Asker | None, identity: ClusterIdentity | None = None) -> Outcome:
         proposal = self.proposals.get(proposal_id, access=self.service.access(asker))
-        self._check_approver(proposal, asker)
-        return Outcome(self.proposals.reject(proposal_id, actor=asker.user or "unknown"), "rejected")
+        actor = self._check_approver(proposal, asker, identity)
+        _audit("rejection", proposal, actor, identity)
+        return Outcome(self.proposals.reject(proposal_id, actor=actor), "rejected")
 
-    def undo(self, proposal_id: int, *, asker: Asker) -> Outcome:
+    def undo(self, proposal_id: int, *, asker: Asker | None, identity: ClusterIdentity | None = None) -> Outcome:
         proposal = self.proposals.get(proposal_id, access=self.service.access(asker))
-        self._check_approver(proposal, asker)
-        proposal = self.proposals.claim_undo(proposal_id, actor=asker.user or "unknown")
+        actor = self._check_approver(proposal, asker, identity)
+        _audit("undo", proposal, actor, identity)
+        proposal = self.proposals.claim_undo(proposal_id, actor=actor)
         changes = [Change.from_dict(c) for c in proposal.undo]
         try:
             ok, results = mechanics.undo(self.service.gateway(proposal.cluster, asker=asker), changes)
@@ -170,6 +187,27 @@ class Remediator:
 
     def list(self, *, asker: Asker | None, limit: int = 50) -> list[ProposalView]:
         return self.proposals.list(limit=limit, access=self.service.access(asker))
+
+
+def _actor(asker: Asker | None, identity: ClusterIdentity | None, *, cluster: str) -> str:
+    """The id recorded for whoever acts; Refused when nobody authenticated is acting."""
+    if identity is not None:
+        if identity.cluster != cluster:
+            # Authenticated by one cluster, acting on another: that cluster has not vouched for them.
+            raise Refused(f"you were authenticated by cluster {identity.cluster}, not {cluster}: act with a "
+                          f"kubeconfig context for {cluster}")
+        return identity.actor
+    if asker is None or not asker.user:
+        raise Refused("a change is proposed and decided by an authenticated person: use Slack, or gpubot remediate "
+                      "with your own kubeconfig")
+    return asker.user
+
+
+def _audit(what: str, proposal: ProposalView, actor: str, identity: ClusterIdentity | None) -> None:
+    # Who the cluster said the actor is, groups included, for whoever audits a decision later.
+    if identity is not None:
+        log.info("proposal #%s: %s by %s, authenticated by cluster %s as %r in groups %s", proposal.id, what,
+                 actor, identity.cluster, identity.username, sorted(identity.groups))
 
 
 def _namespace(remediation: Remediation, diagnosis_namespace: str | None) -> str | None:

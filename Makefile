@@ -38,6 +38,7 @@ bench: install-dev
 	$(BIN)/python tests/benchmarks/bench_limits.py
 	$(BIN)/python tests/benchmarks/bench_flood.py
 	$(BIN)/python tests/benchmarks/bench_sweep.py
+	$(BIN)/python tests/benchmarks/bench_linear.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info

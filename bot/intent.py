@@ -5,14 +5,15 @@ Kubernetes-looking name picks the target. Anything that is not a valid name neve
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from bot.targets import KIND_ALIASES
+from playbooks import linear
 
-_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]*")
-_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
-_NS = re.compile(r"(?:\bin\s+(?:the\s+)?(?:namespace|ns)\s+|\s-n\s+|\bnamespace\s+)(?P<ns>[a-z0-9][-a-z0-9]*)")
+_WORD = linear.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]*")
+_NAME = linear.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
+_NODES = linear.compile(r"\b(gpu )?nodes\b")
+_NS = linear.compile(r"(?:\bin\s+(?:the\s+)?(?:namespace|ns)\s+|\s-n\s+|\bnamespace\s+)(?P<ns>[a-z0-9][-a-z0-9]*)")
 _KIND_WORDS = {**KIND_ALIASES, "training": "auto"}
 _STOP = {
     "why", "is", "my", "the", "a", "an", "what", "killed", "kill", "pending", "stuck", "job", "pod", "jobs", "pods",
@@ -48,7 +49,7 @@ def parse_question(text: str) -> Intent:
         action = "why-failed"
     elif target is None and "nodepool" in lowered:
         action = "nodepools"
-    elif target is None and re.search(r"\b(gpu )?nodes\b", lowered):
+    elif target is None and _NODES.search(lowered):
         action = "nodes"
     elif target is None:
         action = "help"

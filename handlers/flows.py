@@ -8,6 +8,7 @@ from bot.errors import GpubotError, NotFoundError, Refused
 from bot.payloads import TargetRef, encode_target, with_incident
 from bot.render.blocks import diagnosis_blocks, diagnosis_text, error_blocks, progress_blocks, share_blocks, shared_note_blocks
 from bot.render.blocks.text import escape
+from bot.textinput import check_paste
 from handlers import recording
 from handlers.deps import Deps
 from handlers.reply import Reply
@@ -78,6 +79,7 @@ def explain(reply: Reply, deps: Deps, *, text: str, private: bool) -> None:
     """Explain pasted text. Text pasted privately (``/gpu explain``, the form) is answered privately,
     with a button to share the explanation in the channel."""
     try:
+        check_paste(text)
         diagnosis = deps.service.explain(text.encode("utf-8"), source="pasted log")
     except GpubotError as exc:
         reply.error(str(exc))

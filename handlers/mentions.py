@@ -2,8 +2,6 @@
 one of the bot's threads (or a DM) is explained."""
 from __future__ import annotations
 
-import re
-
 from slack_bolt import App
 
 from bot.intent import parse_question
@@ -11,8 +9,9 @@ from bot.render.blocks import help_blocks
 from handlers import flows
 from handlers.deps import Deps
 from handlers.guard import guarded
+from playbooks import linear
 
-_MENTION = re.compile(r"<@[A-Z0-9]+(\|[^>]*)?>")
+_MENTION = linear.compile(r"<@[A-Z0-9]+(\|[^>]*)?>")
 
 
 def looks_like_log(text: str) -> bool:

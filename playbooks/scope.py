@@ -12,10 +12,10 @@ pkg/controllers/disruption/events) and, in structured logs, ``"Pod":{"name":..,"
 """
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from typing import Callable
 
+from playbooks import linear
 from playbooks.model import Diagnosis, Evidence
 
 HIDDEN = "[other namespace]/[pod]"
@@ -25,26 +25,29 @@ _NOT_NAMESPACES = frozenset({
     "ec2nodeclass", "deployment", "daemonset", "statefulset", "replicaset", "service", "apps", "batch", "v1",
     "aws", "instance", "instances", "subnet", "zone", "pvc", "pv", "persistentvolumeclaim", "configmap", "secret",
 })
-_LETTER = re.compile(r"[a-z]")
-_VERSION = re.compile(r"^v\d+((alpha|beta)\d+)?$")
-# A namespace is an RFC 1123 label (no dots); the lookbehind keeps "nvidia.com/gpu", "aws:///zone/i-..."
-# and path segments out.
-_REF = re.compile(r"(?<![\w.:/-])([a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?)/([a-z0-9](?:[-a-z0-9.]{0,251}[a-z0-9])?)(?![\w/-])")
+_LETTER = linear.compile(r"[a-z]")
+_VERSION = linear.compile(r"^v\d+((alpha|beta)\d+)?$")
+# A namespace is an RFC 1123 label (no dots). A reference starts where a run of name characters
+# starts, which keeps "nvidia.com/gpu", "aws:///zone/i-..." and path segments out, and its name ends
+# before a character that could continue it; that character (or the end) is matched too and left out
+# (RE2 has no lookaround).
+_RUN = linear.compile(r"[\w.:/-]+")
+_REF = linear.compile(r"([a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?)/([a-z0-9](?:[-a-z0-9.]{0,251}[a-z0-9])?)(?:[^\w/-]|$)")
 # Where Karpenter lists pods: "Pods":"a/b, c/d" (JSON logs), Pods=a/b (console logs), Pod=a/b and
 # Pod "a/b" (events). Only there is "x/y" read as a pod; elsewhere it is prose ("affinity/selector").
-_POD_LIST = re.compile(r'(?P<lead>"Pods?"\s*:\s*"|\b[Pp]ods?=|\b[Pp]od ")(?P<refs>[^"()\[\]{}]*)')
-_JSON_POD = re.compile(r'\{"name":"([^"\\]*)","namespace":"([^"\\]*)"\}|\{"namespace":"([^"\\]*)","name":"([^"\\]*)"\}')
+_POD_LIST = linear.compile(r'(?P<lead>"Pods?"\s*:\s*"|\b[Pp]ods?=|\b[Pp]od ")(?P<refs>[^"()\[\]{}]*)')
+_JSON_POD = linear.compile(r'\{"name":"([^"\\]*)","namespace":"([^"\\]*)"\}|\{"namespace":"([^"\\]*)","name":"([^"\\]*)"\}')
 
 
 def mask_text(text: str, allowed: Callable[[str], bool]) -> str:
-    def ref(m: re.Match) -> str:
+    def ref(m: linear.Match) -> str:
         namespace, name = m.group(1), m.group(2)
         if namespace in _NOT_NAMESPACES or _VERSION.match(name) or allowed(namespace) \
                 or not _LETTER.search(namespace) or not _LETTER.search(name):  # "0/5 nodes are available"
-            return m.group(0)
+            return f"{namespace}/{name}"
         return HIDDEN
 
-    def json_pod(m: re.Match) -> str:
+    def json_pod(m: linear.Match) -> str:
         namespace = m.group(2) if m.group(1) is not None else m.group(3)
         if not namespace or allowed(namespace):
             return m.group(0)
@@ -52,8 +55,19 @@ def mask_text(text: str, allowed: Callable[[str], bool]) -> str:
 
     if "/" not in text and '"namespace"' not in text:
         return text
-    text = _POD_LIST.sub(lambda m: m.group("lead") + _REF.sub(ref, m.group("refs")), text)
+    text = _POD_LIST.sub(lambda m: m.group("lead") + _replace_refs(m.group("refs"), ref), text)
     return _JSON_POD.sub(json_pod, text)
+
+
+def _replace_refs(text: str, ref: Callable[[linear.Match], str]) -> str:
+    pieces, last = [], 0
+    for run in _RUN.finditer(text):
+        found = _REF.match(text, run.start())
+        if found is not None:
+            pieces += (text[last : found.start()], ref(found))
+            last = found.end(2)
+    pieces.append(text[last:])
+    return "".join(pieces)
 
 
 def mask_other_namespaces(diagnosis: Diagnosis, allowed: Callable[[str], bool]) -> Diagnosis:

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Mapping
 
 from bot.alerts.labels import code_for, group_for, severity_for, target_for
+from playbooks import linear
 from playbooks.model import Evidence
 from playbooks.problems import Problem
 from playbooks.redact import redact
@@ -30,7 +30,7 @@ TITLE_LIMIT = 200
 
 # Go's time.Time MarshalJSON writes RFC 3339 with nanoseconds at most; datetime.fromisoformat would
 # also take forms Alertmanager never sends (dates alone, week dates), so the shape is checked first.
-_RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$")
+_RFC3339 = linear.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$")
 _GO_ZERO_TIME = datetime(1, 1, 1, tzinfo=timezone.utc)
 
 

@@ -15,16 +15,16 @@ Label names come from the exporters that write them, not from us:
 from __future__ import annotations
 
 import ipaddress
-import re
 from typing import Mapping
 
+from playbooks import linear
 from playbooks.analyzers.owners import OWNER_KINDS
 from playbooks.model import Target
 
 # RFC 1123 subdomain (pods, jobs, nodes, NodePools) and label (namespaces), as bot/targets.py checks them.
-_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_PORT = re.compile(r":\d{1,5}$")
+_SUBDOMAIN = linear.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_LABEL = linear.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_PORT = linear.compile(r":\d{1,5}$")
 
 # The kinds a diagnosis can be run on (bot/targets.py KINDS). An alert that names none of them gets a
 # target of kind "alert": it is posted as it came, with nothing to diagnose.

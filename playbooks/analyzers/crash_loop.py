@@ -12,8 +12,7 @@ kubernetes/kubernetes pkg/kubelet/kuberuntime/kuberuntime_manager.go: the waitin
 """
 from __future__ import annotations
 
-import re
-
+from playbooks import linear
 from playbooks.analyzers import evidence as ev
 from playbooks.analyzers.scan import signals
 from playbooks.codes import CRASH_CAUSES
@@ -25,7 +24,7 @@ from playbooks.signatures.details import View, describe
 
 CODE = "training.crash_loop"
 LAST_LINES = 3
-_ERRORISH = re.compile(r"Error|Exception|error:|ERROR|FATAL|Fatal|failed|Traceback|Killed|Aborted|panic:")
+_ERRORISH = linear.compile(r"Error|Exception|error:|ERROR|FATAL|Fatal|failed|Traceback|Killed|Aborted|panic:")
 _KILLED = (137, 143)
 
 

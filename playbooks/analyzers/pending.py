@@ -7,8 +7,7 @@ For the signals analyzer it records ``pending_explained`` (pods a structural fin
 to serve) and ``pending_ok_nodepools`` (pod -> those NodePools)."""
 from __future__ import annotations
 
-import re
-
+from playbooks import linear
 from playbooks.analyzers import evidence as ev
 from playbooks.analyzers.fixes import owner_patch
 from playbooks.analyzers.pending_findings import finding_for, list_names, pod_selector_evidence
@@ -89,7 +88,7 @@ def _pending_pod(pod: PodFacts, facts: Facts, *, shape: tuple = ()) -> tuple[lis
     return findings, []
 
 
-_OFFERING_WORDS = re.compile(r"required offering|had a required offering|no instance type which had enough resources and the required offering")
+_OFFERING_WORDS = linear.compile(r"required offering|had a required offering|no instance type which had enough resources and the required offering")
 
 
 def _offerings_unknown(pod: PodFacts, fitting: list[Verdict], *, facts: Facts, quoted: list[Evidence]) -> list[Finding]:

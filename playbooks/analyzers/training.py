@@ -1,9 +1,8 @@
 """Training processes: CUDA out of memory read with the node's GPU, and pods killed from outside."""
 from __future__ import annotations
 
-import re
-
 from playbooks import hardware
+from playbooks import linear
 from playbooks.analyzers import evidence as ev
 from playbooks.analyzers.disruption import disrupted_nodes
 from playbooks.analyzers.history import recovered
@@ -12,7 +11,7 @@ from playbooks.facts import Facts, PodFacts
 from playbooks.fixes import render_fix
 from playbooks.model import Evidence, Finding
 
-_SIZE = re.compile(r"(?P<n>[\d.]+)\s*(?P<unit>[KMGT]i?B)")
+_SIZE = linear.compile(r"(?P<n>[\d.]+)\s*(?P<unit>[KMGT]i?B)")
 _UNITS = {"KiB": 1 / 1024 / 1024, "MiB": 1 / 1024, "GiB": 1.0, "TiB": 1024.0, "KB": 1e-6, "MB": 1e-3, "GB": 1.0, "TB": 1e3}
 
 

@@ -25,9 +25,9 @@ traceback says nothing the script's own output does not: no signal.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
+from playbooks import linear
 from playbooks.signatures.catalogue import iter_lines, scan_line
 from playbooks.signatures.model import Signal, trim
 from playbooks.signatures.training import by_signal, signal_name
@@ -36,12 +36,12 @@ MARKERS = ("ChildFailedError", "Root Cause")
 _FAILURES = "Failures:"
 _ROOT = "Root Cause (first observed failure)"
 _NO_OTHERS = "<NO_OTHER_FAILURES>"
-_ENTRY = re.compile(r"^\s{0,4}\[(?P<idx>\d{1,6})\]:\s*$")
-_FIELD = re.compile(r"^\s{0,6}(?P<key>time|host|rank|exitcode|error_file|traceback)\s{0,8}:\s?(?P<value>.*)$")
-_RANK = re.compile(r"^(?P<rank>\d{1,7})(?: \(local_rank: (?P<local_rank>\d{1,5})\))?")
-_EXIT = re.compile(r"^(?P<exit_code>-?\d{1,3})(?: \(pid: (?P<pid>\d{1,10})\))?")
-_TIME = re.compile(r"^(\d{4}-\d{2}-\d{2})_(\d{2}:\d{2}:\d{2})$")
-_BORDER = re.compile(r"^\s*(?:={8,}|-{8,})\s*$")
+_ENTRY = linear.compile(r"^\s{0,4}\[(?P<idx>\d{1,6})\]:\s*$")
+_FIELD = linear.compile(r"^\s{0,6}(?P<key>time|host|rank|exitcode|error_file|traceback)\s{0,8}:\s?(?P<value>.*)$")
+_RANK = linear.compile(r"^(?P<rank>\d{1,7})(?: \(local_rank: (?P<local_rank>\d{1,5})\))?")
+_EXIT = linear.compile(r"^(?P<exit_code>-?\d{1,3})(?: \(pid: (?P<pid>\d{1,10})\))?")
+_TIME = linear.compile(r"^(\d{4}-\d{2}-\d{2})_(\d{2}:\d{2}:\d{2})$")
+_BORDER = linear.compile(r"^\s*(?:={8,}|-{8,})\s*$")
 
 
 @dataclass

@@ -20,20 +20,20 @@ From one node:
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
+from playbooks import linear
 from playbooks.signatures.catalogue import iter_lines
 from playbooks.signatures.model import Signal, trim
 
 MARKERS = ("Capacity:", "Allocatable:")
 GPU = "nvidia.com/gpu"
-_TOP = re.compile(r"^(?P<key>[A-Z][A-Za-z ]{1,40}):(?:\s+(?P<value>.*))?$")
-_ITEM = re.compile(r"^\s+(?P<key>[\w./-]+):\s+(?P<value>\S+)\s*$")
-_CONDITION = re.compile(r"^\s+(?P<type>[A-Za-z]+)\s+(?P<status>True|False|Unknown)\s+(?P<rest>.*)$")
-_REASON = re.compile(r"(?:[+-]\d{4}|<unset>|\d{4}Z?)\s+(?P<reason>[A-Z][A-Za-z0-9]{2,80})(?!,)(?:\s+(?P<message>.*))?$")
+_TOP = linear.compile(r"^(?P<key>[A-Z][A-Za-z ]{1,40}):(?:\s+(?P<value>.*))?$")
+_ITEM = linear.compile(r"^\s+(?P<key>[\w./-]+):\s+(?P<value>\S+)\s*$")
+_CONDITION = linear.compile(r"^\s+(?P<type>[A-Za-z]+)\s+(?P<status>True|False|Unknown)\s+(?P<rest>.*)$")
+_REASON = linear.compile(r"(?:[+-]\d{4}|<unset>|\d{4}Z?)\s+(?P<reason>[A-Z][A-Za-z0-9]{2,80})(?:\s+(?P<message>.*))?$")
 # p3, p4d, p5, p5e, p5en, p6-b200, g4dn, g5, g5g, g6, g6e ... (NVIDIA); g4ad carries AMD GPUs.
-_GPU_TYPE = re.compile(r"^(?:p[3-9]|g[4-9])[a-z-]*[0-9a-z]*\.")
+_GPU_TYPE = linear.compile(r"^(?:p[3-9]|g[4-9])[a-z-]*[0-9a-z]*\.")
 _GPU_COUNT_LABELS = ("karpenter.k8s.aws/instance-gpu-count", "eks.amazonaws.com/instance-gpu-count", "nvidia.com/gpu.count")
 _TYPE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
 _PRESSURE = {"MemoryPressure", "DiskPressure", "PIDPressure", "NetworkUnavailable"}

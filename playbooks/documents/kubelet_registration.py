@@ -17,8 +17,7 @@ the path to the API endpoint. Only ``Error getting node`` between attempts is we
 """
 from __future__ import annotations
 
-import re
-
+from playbooks import linear
 from playbooks.signatures.catalogue import iter_lines
 from playbooks.signatures.model import Signal, trim
 
@@ -29,10 +28,10 @@ _UNABLE = "Unable to register node"
 _SUCCESS = "Successfully registered node"
 _GETTING_NODE = "Error getting node"
 _KARPENTER = ("karpenter.sh/", "karpenter.k8s.aws/", "NodeClaim")
-_NODE = re.compile(r'Attempting to register node"? (?:node="(?P<node>[^"\s]{1,253})"|(?P<plain>[\w.-]{1,253}))')
-_ERR = re.compile(r'err="(?P<err>(?:[^"\\]|\\.){1,600})"')
-_OLD_ERR = re.compile(r'Unable to register node "[^"]{1,253}" with API server: (?P<err>.{1,600})$')
-_OLD_NOT_FOUND = re.compile(r'(?P<err>node "[^"]{1,253}" not found)')
+_NODE = linear.compile(r'Attempting to register node"? (?:node="(?P<node>[^"\s]{1,253})"|(?P<plain>[\w.-]{1,253}))')
+_ERR = linear.compile(r'err="(?P<err>(?:[^"\\]|\\.){1,600})"')
+_OLD_ERR = linear.compile(r'Unable to register node "[^"]{1,253}" with API server: (?P<err>.{1,600})$')
+_OLD_NOT_FOUND = linear.compile(r'(?P<err>node "[^"]{1,253}" not found)')
 _IDENTITY = ("Unauthorized", "forbidden", "not allowed")
 _REACH = ("dial tcp", "i/o timeout", "connection refused", "no such host", "no route to host", "TLS handshake timeout",
           "context deadline exceeded", "Client.Timeout")

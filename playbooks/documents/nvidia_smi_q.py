@@ -12,15 +12,15 @@ Uncorrectable counts under ``Remapped Rows`` alone are history the GPU already r
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
+from playbooks import linear
 from playbooks.signatures.catalogue import iter_lines
 from playbooks.signatures.model import Signal, trim
 
 MARKERS = ("NVSMI LOG",)
-_GPU = re.compile(r"^GPU (?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*$")
-_ENTRY = re.compile(r"^(?P<indent> *)(?P<key>[^:]+?)\s*(?::\s*(?P<value>.*?))?\s*$")
+_GPU = linear.compile(r"^GPU (?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*$")
+_ENTRY = linear.compile(r"^(?P<indent> *)(?P<key>[^:]+?)\s*(?::\s*(?P<value>.*?))?\s*$")
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,9 @@
 pod meant when it names one that Karpenter's nodes never carry."""
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
+
+from playbooks import linear
 
 ZONE = "topology.kubernetes.io/zone"
 REGION = "topology.kubernetes.io/region"
@@ -79,7 +80,7 @@ MANAGED_CAPACITY_VALUES = {"ON_DEMAND": "on-demand", "SPOT": "spot", "CAPACITY_B
 # computeRequirements sets instance-category to the letters before the first digit group and
 # instance-generation to that group ("trn1.32xlarge": trn / 1, "p5.48xlarge": p / 5, "u-6tb1.metal":
 # u / 1), and neither label when the name does not match.
-_INSTANCE_TYPE_SCHEME = re.compile(r"(^[a-z]+)(-[0-9]+tb)?([0-9]+).*\.")
+_INSTANCE_TYPE_SCHEME = linear.compile(r"(^[a-z]+)(-[0-9]+tb)?([0-9]+).*\.")
 
 
 def instance_category(instance_type: str) -> str | None:

@@ -7,15 +7,16 @@ NodeClaim at Initialized=Unknown until someone acts.
 """
 from __future__ import annotations
 
-import re
 from datetime import datetime, timezone
+
+from playbooks import linear
 
 LAUNCH_TTL_S = 5 * 60
 REGISTRATION_TTL_S = 15 * 60
 STUCK_REASONS = ("ResourceNotRegistered",)
 # pkg/controllers/provisioning/scheduling/events.go NominatePodEvent: "Pod should schedule on:
 # nodeclaim/<n>[, node/<n>]"; before v1 (v1alpha5) the claim was a Machine: "machine/<n>".
-_NOMINATED = re.compile(r"(?:nodeclaim|machine)/(?P<name>[a-z0-9][-a-z0-9.]*)")
+_NOMINATED = linear.compile(r"(?:nodeclaim|machine)/(?P<name>[a-z0-9][-a-z0-9.]*)")
 
 
 def nominated_claims(message: str) -> list[str]:

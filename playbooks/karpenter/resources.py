@@ -4,9 +4,9 @@ overhead Karpenter adds to every new node of a NodePool."""
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 
+from playbooks import linear
 from playbooks.karpenter import labels as lbl
 from playbooks.karpenter.requirements import nodepool_requirements, pod_terms
 
@@ -21,7 +21,7 @@ DEFAULT_MAX_PODS = 110  # aws/karpenter-provider-aws pkg/providers/instancetype/
 
 _SUFFIX = {"": 1, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
            "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-_QUANTITY = re.compile(r"^([+-]?[0-9.]+(?:[eE][+-]?[0-9]+)?)(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E|)$")
+_QUANTITY = linear.compile(r"^([+-]?[0-9.]+(?:[eE][+-]?[0-9]+)?)(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E|)$")
 
 
 def quantity(value) -> float:

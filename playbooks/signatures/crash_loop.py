@@ -11,8 +11,7 @@ pkg/kubelet/images/types.go and kuberuntime ``ErrCrashLoopBackOff``: waiting rea
 """
 from __future__ import annotations
 
-import re
-
+from playbooks import linear
 from playbooks.signatures.model import Rule
 
 RULES: tuple[Rule, ...] = (
@@ -24,8 +23,8 @@ RULES: tuple[Rule, ...] = (
         title="Container[ {container}] keeps crashing and restarting (CrashLoopBackOff)",
         keywords=("CrashLoopBackOff", "Back-off restarting failed container", "restarting failed container="),
         extract=(
-            re.compile(r"restarting failed container[= ](?P<container>[a-z0-9][a-z0-9-]{0,62})"),
-            re.compile(r"back-off (?P<backoff>\d[\dhms.]{0,12}) restarting"),
+            linear.compile(r"restarting failed container[= ](?P<container>[a-z0-9][a-z0-9-]{0,62})"),
+            linear.compile(r"back-off (?P<backoff>\d[\dhms.]{0,12}) restarting"),
         ),
         fields_doc="container, backoff",
         example="  Warning  BackOff    2m (x14 over 9m)  kubelet  Back-off restarting failed container trainer in pod llama-3-8b-worker-0_ml-train(6c0d9e4a)",

@@ -31,12 +31,11 @@ Sources:
 """
 from __future__ import annotations
 
-import re
-
+from playbooks import linear
 from playbooks.signatures.model import Rule, Verdict
 
 _SIZE = r"[\d.]{1,12} [KMGTP]?i?B"
-_OTHER_PROCESS = re.compile(rf"Process (?P<pid>\d+) has (?P<mem>{_SIZE}) memory in use")
+_OTHER_PROCESS = linear.compile(rf"Process (?P<pid>\d+) has (?P<mem>{_SIZE}) memory in use")
 
 
 def _torch_oom(fields: dict[str, str], text: str) -> Verdict:
@@ -58,13 +57,13 @@ RULES: tuple[Rule, ...] = (
         confidence="high",
         title="CUDA out of memory[ on GPU {gpu}]: tried to allocate {tried}[ with {free} free of {total}]",
         keywords=("CUDA out of memory",),
-        pattern=re.compile(rf"Tried to allocate (?P<tried>{_SIZE})"),
+        pattern=linear.compile(rf"Tried to allocate (?P<tried>{_SIZE})"),
         extract=(
-            re.compile(rf"GPU (?P<gpu>\d+) has a total capacity of (?P<total>{_SIZE}) of which (?P<free>{_SIZE}) is free"),
-            re.compile(rf"this process has (?P<process>{_SIZE}) memory in use"),
-            re.compile(rf"Of the allocated memory (?P<allocated>{_SIZE}) is allocated by PyTorch, and (?P<reserved_unallocated>{_SIZE}) is reserved"),
+            linear.compile(rf"GPU (?P<gpu>\d+) has a total capacity of (?P<total>{_SIZE}) of which (?P<free>{_SIZE}) is free"),
+            linear.compile(rf"this process has (?P<process>{_SIZE}) memory in use"),
+            linear.compile(rf"Of the allocated memory (?P<allocated>{_SIZE}) is allocated by PyTorch, and (?P<reserved_unallocated>{_SIZE}) is reserved"),
             # PyTorch < 2.1: "(GPU 0; 15.78 GiB total capacity; 14.56 GiB already allocated; 4.75 MiB free; 14.71 GiB reserved in total by PyTorch)"
-            re.compile(rf"\(GPU (?P<gpu>\d+); (?P<total>{_SIZE}) total capacity; (?P<allocated>{_SIZE}) already allocated; (?P<free>{_SIZE}) free;(?: {_SIZE} allowed;)? (?P<reserved_total>{_SIZE}) reserved in total"),
+            linear.compile(rf"\(GPU (?P<gpu>\d+); (?P<total>{_SIZE}) total capacity; (?P<allocated>{_SIZE}) already allocated; (?P<free>{_SIZE}) free;(?: {_SIZE} allowed;)? (?P<reserved_total>{_SIZE}) reserved in total"),
         ),
         refine=_torch_oom,
         fields_doc="tried, gpu, total, free, process (this process in use), allocated, reserved_unallocated; older PyTorch: reserved_total instead of process; other_processes (pid=size; ...)",
@@ -77,7 +76,7 @@ RULES: tuple[Rule, ...] = (
         confidence="high",
         title="CUDA out of memory on GPU {gpu}: the allocation would exceed the memory allowed to this process",
         keywords=("would exceed allowed memory",),
-        pattern=re.compile(r"Allocation on device (?P<gpu>\d{1,3}) would exceed allowed memory"),
+        pattern=linear.compile(r"Allocation on device (?P<gpu>\d{1,3}) would exceed allowed memory"),
         fields_doc="gpu",
         example="torch.OutOfMemoryError: Allocation on device 0 would exceed allowed memory. (out of memory)",
     ),
@@ -98,7 +97,7 @@ RULES: tuple[Rule, ...] = (
         confidence="medium",
         title="cuBLAS could not allocate GPU memory (CUBLAS_STATUS_ALLOC_FAILED[ in {call}]): the GPU is out of memory",
         keywords=("CUBLAS_STATUS_ALLOC_FAILED",),
-        extract=(re.compile(r"when calling `(?P<call>\w{1,60})"),),
+        extract=(linear.compile(r"when calling `(?P<call>\w{1,60})"),),
         fields_doc="call (cublasCreate, cublasLtMatmul, ...)",
         example="RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`",
     ),
@@ -109,7 +108,7 @@ RULES: tuple[Rule, ...] = (
         confidence="medium",
         title="cuDNN could not allocate GPU memory ({status}): the GPU is out of memory",
         keywords=("CUDNN_STATUS_ALLOC_FAILED", "CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED"),
-        pattern=re.compile(r"(?P<status>CUDNN_STATUS_ALLOC_FAILED|CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED)"),
+        pattern=linear.compile(r"(?P<status>CUDNN_STATUS_ALLOC_FAILED|CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED)"),
         fields_doc="status (the cuDNN status name)",
         example="RuntimeError: cuDNN error: CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED",
     ),
@@ -120,7 +119,7 @@ RULES: tuple[Rule, ...] = (
         confidence="medium",
         title="CUDA could not allocate GPU memory ({status})",
         keywords=("cudaErrorMemoryAllocation", "CUDA_ERROR_OUT_OF_MEMORY"),
-        pattern=re.compile(r"(?P<status>cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY)"),
+        pattern=linear.compile(r"(?P<status>cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY)"),
         fields_doc="status (the CUDA error name)",
         example="cupy_backends.cuda.api.runtime.CUDARuntimeError: cudaErrorMemoryAllocation: out of memory",
     ),
@@ -131,7 +130,7 @@ RULES: tuple[Rule, ...] = (
         confidence="medium",
         title="NCCL could not allocate GPU memory for its buffers[ ({nccl_bytes} bytes)]: the GPU is out of memory",
         keywords=("Cuda failure 'out of memory'", "Cuda failure 2 'out of memory'", "Failed to CUDA malloc", "Failed to CUDA calloc"),
-        extract=(re.compile(r"Failed to CUDA (?:malloc|calloc)(?: async)? (?P<nccl_bytes>\d{1,15}) bytes"),),
+        extract=(linear.compile(r"Failed to CUDA (?:malloc|calloc)(?: async)? (?P<nccl_bytes>\d{1,15}) bytes"),),
         refine=_nccl_oom,
         fields_doc="nccl_bytes (the failed allocation)",
         example="ip-10-1-77-12:105:180 [1] NCCL WARN Cuda failure 'out of memory'",

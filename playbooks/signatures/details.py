@@ -7,16 +7,16 @@ paragraph can connect evidence: a vanished NCCL peer next to a Karpenter disrupt
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from playbooks import hardware
+from playbooks import linear
 from playbooks.signatures.details_training import NEXT_STEPS as training_next_steps
 from playbooks.signatures.details_training import WRITERS as training_writers
 from playbooks.signatures.log_time import ALIKE_SECONDS, first_failure
 
-_SIZE = re.compile(r"^\s*([\d.]+)\s*([KMGTP]?)(i?)B\s*$")
+_SIZE = linear.compile(r"^\s*([\d.]+)\s*([KMGTP]?)(i?)B\s*$")
 _POWER = {"": 0, "K": 1, "M": 2, "G": 3, "T": 4, "P": 5}
 
 

@@ -29,8 +29,7 @@ Sources (read Aug 2026):
 """
 from __future__ import annotations
 
-import re
-
+from playbooks import linear
 from playbooks.signatures.log_time import stamped
 from playbooks.signatures.model import Rule, Verdict
 
@@ -53,20 +52,22 @@ OUT_OF_RESOURCES = {"4105", "4108", "4109"}  # Out of memory, RX / TX entries ex
 VERSION_MISMATCH = {"18", "4097", "4098", "4099", "4125"}  # feature / packet type mismatch between peers
 
 _DETAILS = (
-    re.compile(r"My host id: (?P<host_id>[\w-]{1,40})"),
-    re.compile(r"Peer EFA addr: (?P<peer_addr>fi_addr_efa://\S{1,100})"),
-    re.compile(r"Peer host id: (?P<peer_host_id>[\w/-]{1,40})"),
+    linear.compile(r"My host id: (?P<host_id>[\w-]{1,40})"),
+    linear.compile(r"Peer EFA addr: (?P<peer_addr>fi_addr_efa://\S{1,100})"),
+    linear.compile(r"Peer host id: (?P<peer_host_id>[\w/-]{1,40})"),
 )
 # The EFA message stops where the enriched part (addresses) or the next key starts.
-_MESSAGE = r"(?P<ofi_message>[A-Za-z](?:[^()]|\([^()]{0,120}\)){0,240}?)"
-_AWS_OFI_NCCL = re.compile(
+# RE2 refuses counted repetitions nested past 1000 in all (240 x 120), so a parenthesised part of the
+# message is not counted by character; the message is still at most 240 parts.
+_MESSAGE = r"(?P<ofi_message>[A-Za-z](?:[^()]|\([^()]*\)){0,240}?)"
+_AWS_OFI_NCCL = linear.compile(
     r"completed with error: err: (?P<fi_errno>\d{1,5}), flags: \d{1,20}, prov_errno: (?P<ofi_error>\d{1,5}), strerror: "
     + _MESSAGE + r"(?: My EFA addr|, len: |$)"
 )
-_LIBFABRIC = re.compile(
+_LIBFABRIC = linear.compile(
     r"err: [^()]{1,80} \((?P<fi_errno>-?\d{1,5})\),? prov_errno: " + _MESSAGE + r" \((?P<ofi_error>\d{1,5})\)"
 )
-_ABORT = re.compile(r"EFA internal error: \((?P<ofi_error>\d{1,5})\) " + _MESSAGE + r"(?: My EFA addr|$)")
+_ABORT = linear.compile(r"EFA internal error: \((?P<ofi_error>\d{1,5})\) " + _MESSAGE + r"(?: My EFA addr|$)")
 
 
 def _completion(fields: dict[str, str], text: str) -> Verdict | None:
@@ -149,9 +150,9 @@ RULES: tuple[Rule, ...] = (
         title="EFA request failed (RC {fi_errno}, provider error not named): check the node security group first",
         keywords=("completed with error. RC: ", "prov_err: "),
         extract=(
-            re.compile(r"completed with error\. RC: (?P<fi_errno>\d{1,5})\. Error: (?P<ofi_message>[a-z][a-z ]{0,60}?)(?:\.|$)"),
+            linear.compile(r"completed with error\. RC: (?P<fi_errno>\d{1,5})\. Error: (?P<ofi_message>[a-z][a-z ]{0,60}?)(?:\.|$)"),
             # libfabric v1.9-v1.17 rxr_cq_write_tx_error / rx_error: "err: %d, prov_err: %s (%d)"
-            re.compile(r"err: (?P<fi_errno>\d{1,5}), prov_err: (?P<ofi_message>[A-Za-z][^()]{0,80}) \(\d{1,5}\)"),
+            linear.compile(r"err: (?P<fi_errno>\d{1,5}), prov_err: (?P<ofi_message>[A-Za-z][^()]{0,80}) \(\d{1,5}\)"),
         ),
         refine=lambda f, t: Verdict() if "ofi_message" in f else None,
         fields_doc="fi_errno (libfabric errno), ofi_message",
@@ -178,7 +179,7 @@ RULES: tuple[Rule, ...] = (
             "total_device_cnt=0", "fi_getinfo: provider efa", "OFI fi_getinfo() call failed", "optimal provider",
             "Unable to find a protocol that worked", "initialization failed",
         ),
-        pattern=re.compile(
+        pattern=linear.compile(
             r"(?P<problem>total_device_cnt=(?P<devices>\d+)|fi_getinfo: provider efa (?:returned -\d+ \([^)]{1,40}\)|output empty list)"
             r"|OFI fi_getinfo\(\) call failed: [^\n]{1,60}|Couldn't find any optimal provider[^\n]{0,60}"
             r"|Unable to find a protocol that worked|(?:aws-ofi-nccl|AWS Libfabric) initialization failed)"

@@ -37,8 +37,7 @@ Sources (pytorch/pytorch, 2.0 to 2.11):
 """
 from __future__ import annotations
 
-import re
-
+from playbooks import linear
 from playbooks.signatures.model import Rule, Verdict
 from playbooks.signatures.training import SIGNALS, by_signal, signal_name
 
@@ -108,7 +107,7 @@ RULES: tuple[Rule, ...] = (
         confidence="high",
         title="torchrun worker killed by {signal} (exitcode {exit_code})",
         keywords=("failed (exitcode: ",),
-        pattern=re.compile(r"failed \(exitcode: (?P<exit_code>-?\d{1,3})\)(?: local_rank: (?P<local_rank>\d{1,5}))?(?: \(pid: (?P<pid>\d{1,10})\))?"),
+        pattern=linear.compile(r"failed \(exitcode: (?P<exit_code>-?\d{1,3})\)(?: local_rank: (?P<local_rank>\d{1,5}))?(?: \(pid: (?P<pid>\d{1,10})\))?"),
         refine=_exit,
         fields_doc="exit_code (negative: the signal number), signal, local_rank, pid",
         example="E0101 11:10:18.826000 7 site-packages/torch/distributed/elastic/multiprocessing/api.py:874] failed (exitcode: -15) local_rank: 0 (pid: 192) of binary: /usr/local/bin/python",
@@ -120,7 +119,7 @@ RULES: tuple[Rule, ...] = (
         confidence="high",
         title="torchrun worker killed by {signal} (exitcode {exit_code})",
         keywords=("exitcode  : ",),
-        pattern=re.compile(r"^exitcode\s{1,4}: (?P<exit_code>-?\d{1,3}) \(pid: (?P<pid>\d{1,10})\)"),
+        pattern=linear.compile(r"^exitcode\s{1,4}: (?P<exit_code>-?\d{1,3}) \(pid: (?P<pid>\d{1,10})\)"),
         refine=_exit,
         fields_doc="exit_code, signal, pid",
         example="  exitcode  : -9 (pid: 3309)",
@@ -132,7 +131,7 @@ RULES: tuple[Rule, ...] = (
         confidence="high",
         title="Training process received {signal} from outside",
         keywords=(") received by PID", "(SIGTERM) received", "death signal", "got signal: "),
-        pattern=re.compile(r"Signal \d+ \((?P<signal>SIG[A-Z]+)\) received|Received (?P<signal2>(?:Signals\.)?SIG[A-Z]+|\d+) death signal|got signal: (?P<signal3>\d+)"),
+        pattern=linear.compile(r"Signal \d+ \((?P<signal>SIG[A-Z]+)\) received|Received (?P<signal2>(?:Signals\.)?SIG[A-Z]+|\d+) death signal|got signal: (?P<signal3>\d+)"),
         refine=_received,
         fields_doc="signal (SIGTERM, SIGKILL, ...)",
         example="W0616 00:37:22.830000 4015698 torch/distributed/elastic/agent/server/api.py:719] Received Signals.SIGTERM death signal, shutting down workers",
@@ -144,10 +143,10 @@ RULES: tuple[Rule, ...] = (
         confidence="high",
         title="torch.distributed rendezvous failed ({error})",
         keywords=("RendezvousConnectionError", "RendezvousTimeoutError", "RendezvousClosedError", "DistStoreError", "clients joined", "wait timeout after"),
-        pattern=re.compile(r"(?P<error>RendezvousConnectionError|RendezvousTimeoutError|RendezvousClosedError|clients joined|wait timeout after|DistStoreError)"),
+        pattern=linear.compile(r"(?P<error>RendezvousConnectionError|RendezvousTimeoutError|RendezvousClosedError|clients joined|wait timeout after|DistStoreError)"),
         extract=(
-            re.compile(r"(?P<joined>\d{1,6})/(?P<world>\d{1,6}) clients joined"),
-            re.compile(r"wait timeout after (?P<timeout_ms>\d{1,10})ms(?:, keys: (?P<keys>\S{1,200}))?"),
+            linear.compile(r"(?P<joined>\d{1,6})/(?P<world>\d{1,6}) clients joined"),
+            linear.compile(r"wait timeout after (?P<timeout_ms>\d{1,10})ms(?:, keys: (?P<keys>\S{1,200}))?"),
         ),
         refine=_rendezvous,
         fields_doc="error, joined, world, timeout_ms, keys",
@@ -162,8 +161,8 @@ RULES: tuple[Rule, ...] = (
         keywords=("The client socket has failed to connect", "The client socket has timed out after", "DistNetworkError"),
         unless=("failed to listen on any local network address", "Connection reset by peer"),
         extract=(
-            re.compile(r"connect to (?:any network address of )?[\[(](?P<host>[^\]\s,()]{1,253})[\]]?(?::|, )(?P<port>\d{1,5})"),
-            re.compile(r"(?P<problem>Name or service not known|Temporary failure in name resolution|Connection refused|Connection timed out|No route to host|has timed out after)"),
+            linear.compile(r"connect to (?:any network address of )?[\[(](?P<host>[^\]\s,()]{1,253})[\]]?(?::|, )(?P<port>\d{1,5})"),
+            linear.compile(r"(?P<problem>Name or service not known|Temporary failure in name resolution|Connection refused|Connection timed out|No route to host|has timed out after)"),
         ),
         refine=_socket_connect,
         fields_doc="host, port, problem",
@@ -177,8 +176,8 @@ RULES: tuple[Rule, ...] = (
         title="torch.distributed master cannot listen[ on port {port}][ ({problem})]: check MASTER_PORT and the pod's network",
         keywords=("failed to listen on any local network address",),
         extract=(
-            re.compile(r"port: (?P<port>\d{1,5})|bind to (?:\[[^\]]{1,60}\]|[\w.?]{1,60}):(?P<port2>\d{1,5})"),
-            re.compile(r"(?P<problem>[Aa]ddress already in use|EADDRINUSE|Cannot assign requested address|Permission denied)"),
+            linear.compile(r"port: (?P<port>\d{1,5})|bind to (?:\[[^\]]{1,60}\]|[\w.?]{1,60}):(?P<port2>\d{1,5})"),
+            linear.compile(r"(?P<problem>[Aa]ddress already in use|EADDRINUSE|Cannot assign requested address|Permission denied)"),
         ),
         refine=_listen,
         fields_doc="port, problem",
@@ -191,7 +190,7 @@ RULES: tuple[Rule, ...] = (
         confidence="low",
         title="The c10d store connection was reset: the master (rank 0's agent) went away",
         keywords=("Connection reset by peer",),
-        pattern=re.compile(r"(?:DistNetworkError|RendezvousConnectionError|\[c10d\]|TCPStore)[^\n]{0,300}Connection reset by peer"),
+        pattern=linear.compile(r"(?:DistNetworkError|RendezvousConnectionError|\[c10d\]|TCPStore)[^\n]{0,300}Connection reset by peer"),
         refine=_reset,
         fields_doc="(none)",
         example="torch.distributed.DistNetworkError: Connection reset by peer",

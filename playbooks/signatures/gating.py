@@ -15,13 +15,16 @@ reason ``JobSuspended``, ``Job suspended``; event ``Suspended``); kubeflow/train
 """
 from __future__ import annotations
 
-import re
-
+from playbooks import linear
 from playbooks.signatures.model import Rule, Verdict
 
 
+_ADMITTED = linear.compile(r"QuotaReserved\s+True|status=True")
+_RESUMED = linear.compile(r"\bSuspended\s+False\b|status=False|\"status\":\s?\"False\"|Resumed")
+
+
 def _kueue(fields: dict[str, str], text: str) -> Verdict | None:
-    if re.search(r"QuotaReserved\s+True|status=True", text):
+    if _ADMITTED.search(text):
         return None
     hold = {"hold": "kueue"}
     if fields.get("resource"):
@@ -33,7 +36,7 @@ def _kueue(fields: dict[str, str], text: str) -> Verdict | None:
 
 def _suspended(fields: dict[str, str], text: str) -> Verdict | None:
     # A resumed job keeps a Suspended condition with status False (reason JobResumed / Resumed).
-    if re.search(r"\bSuspended\s+False\b|status=False|\"status\":\s?\"False\"|Resumed", text):
+    if _RESUMED.search(text):
         return None
     return Verdict(fields={"hold": "suspended"})
 
@@ -46,7 +49,7 @@ RULES: tuple[Rule, ...] = (
         confidence="high",
         title="Pod is held by schedulingGates[ ({gate})]: the scheduler ignores it until every gate is removed",
         keywords=("SchedulingGated", "non-empty scheduling gates"),
-        extract=(re.compile(r"(?:schedulingGates|Scheduling Gates):?\s*\[?\{?(?:\"?name\"?:\s*\"?)?(?P<gate>[a-z0-9][a-z0-9./-]{1,253})"),),
+        extract=(linear.compile(r"(?:schedulingGates|Scheduling Gates):?\s*\[?\{?(?:\"?name\"?:\s*\"?)?(?P<gate>[a-z0-9][a-z0-9./-]{1,253})"),),
         refine=lambda f, t: Verdict(fields={"hold": "gates"}),
         fields_doc="hold (gates), gate (when the line names it)",
         example="PodScheduled  False  SchedulingGated  Scheduling is blocked due to non-empty scheduling gates",
@@ -58,12 +61,12 @@ RULES: tuple[Rule, ...] = (
         confidence="high",
         title="Kueue has not admitted the job's workload yet",
         keywords=("couldn't assign flavors", "Not admitted by cluster queue", "not admitted by cluster queue", "QuotaReserved", "Inadmissible"),
-        pattern=re.compile(r"couldn't assign flavors|[Nn]ot admitted by cluster queue|QuotaReserved\s+False|type=QuotaReserved|Inadmissible"),
+        pattern=linear.compile(r"couldn't assign flavors|[Nn]ot admitted by cluster queue|QuotaReserved\s+False|type=QuotaReserved|Inadmissible"),
         extract=(
-            re.compile(r"pod set (?P<podset>[a-z0-9][a-z0-9-]{0,62})"),
-            re.compile(r"quota for (?P<resource>[a-z0-9./-]{1,100}) in flavor (?P<flavor>[A-Za-z0-9._-]{1,253})"),
-            re.compile(r"limit for (?P<resource>[a-z0-9./-]{1,100}) in flavor (?P<flavor>[A-Za-z0-9._-]{1,253})"),
-            re.compile(r"(?P<queue>(?:ClusterQueue|LocalQueue) [a-z0-9][a-z0-9.-]{0,252})"),
+            linear.compile(r"pod set (?P<podset>[a-z0-9][a-z0-9-]{0,62})"),
+            linear.compile(r"quota for (?P<resource>[a-z0-9./-]{1,100}) in flavor (?P<flavor>[A-Za-z0-9._-]{1,253})"),
+            linear.compile(r"limit for (?P<resource>[a-z0-9./-]{1,100}) in flavor (?P<flavor>[A-Za-z0-9._-]{1,253})"),
+            linear.compile(r"(?P<queue>(?:ClusterQueue|LocalQueue) [a-z0-9][a-z0-9.-]{0,252})"),
         ),
         refine=_kueue,
         fields_doc="hold (kueue), podset, resource, flavor, queue",
@@ -76,8 +79,8 @@ RULES: tuple[Rule, ...] = (
         confidence="high",
         title="The job is suspended: its pods are not created until it is resumed",
         keywords=("JobSuspended", "is suspended.", "Job suspended", "Suspended"),
-        pattern=re.compile(r"(?:\w+)?JobSuspended|\w+ \S+ is suspended\.|Job suspended|Suspended\s+True|type=Suspended"),
-        extract=(re.compile(r"(?P<kind>[A-Z]\w{1,40}Job) (?P<job>[a-z0-9][a-z0-9./-]{0,252}) is suspended"),),
+        pattern=linear.compile(r"(?:\w+)?JobSuspended|\w+ \S+ is suspended\.|Job suspended|Suspended\s+True|type=Suspended"),
+        extract=(linear.compile(r"(?P<kind>[A-Z]\w{1,40}Job) (?P<job>[a-z0-9][a-z0-9./-]{0,252}) is suspended"),),
         refine=_suspended,
         fields_doc="hold (suspended), kind, job",
         example="Suspended  True  PyTorchJobSuspended  PyTorchJob default/llama-3-8b is suspended.",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from playbooks import linear
 from playbooks.signatures.model import Rule, Verdict
 
 # Xids the NVIDIA device plugin treats as application errors (it ignores them for health).
@@ -96,7 +97,7 @@ RULES: tuple[Rule, ...] = (
         confidence="high",
         title="kubelet cannot allocate {resource}: no healthy devices on the node",
         keywords=("no healthy devices", "cannot allocate unhealthy devices", "UnexpectedAdmissionError"),
-        extract=(re.compile(r"unhealthy devices (?P<resource>[a-z0-9.-]+/[a-z0-9.-]+)"),),
+        extract=(linear.compile(r"unhealthy devices (?P<resource>[a-z0-9.-]+/[a-z0-9.-]+)"),),
         refine=_no_healthy,
         fields_doc="resource",
         example="Warning  UnexpectedAdmissionError  3m2s  kubelet  Allocate failed due to no healthy devices present; cannot allocate unhealthy devices nvidia.com/gpu, which is unexpected",
@@ -112,12 +113,12 @@ RULES: tuple[Rule, ...] = (
         # health checks), "...; Marking all devices as unhealthy"; server.go: "'%s' device marked unhealthy: %s".
         keywords=("marking device as unhealthy", "device marked unhealthy", "Marking all devices as unhealthy", "Marking it unhealthy",
                   "marking it unhealthy", "marking it as unhealthy", "Marking device "),
-        pattern=re.compile(r"unhealthy", re.IGNORECASE),
+        pattern=linear.compile(r"unhealthy", re.IGNORECASE),
         extract=(
-            re.compile(r"Xid=(?P<xid>[0-9]{1,4})\b"),
-            re.compile(r"(?P<device>GPU-[0-9a-fA-F-]{4,}|MIG-[0-9a-fA-F-]{4,})"),
-            re.compile(r"'(?P<resource>[a-z0-9.-]+/[a-z0-9.-]+)' device marked unhealthy"),
-            re.compile(r"(?P<installer>gpu-operator)"),
+            linear.compile(r"Xid=(?P<xid>[0-9]{1,4})\b"),
+            linear.compile(r"(?P<device>GPU-[0-9a-fA-F-]{4,}|MIG-[0-9a-fA-F-]{4,})"),
+            linear.compile(r"'(?P<resource>[a-z0-9.-]+/[a-z0-9.-]+)' device marked unhealthy"),
+            linear.compile(r"(?P<installer>gpu-operator)"),
         ),
         refine=_plugin_marked,
         fields_doc="xid, device (GPU-uuid), resource, installer (gpu-operator when the line names it)",
@@ -130,7 +131,7 @@ RULES: tuple[Rule, ...] = (
         confidence="high",
         title="GPU hardware fault: Xid {xid} on PCI {pci}",
         keywords=("NVRM: Xid",),
-        pattern=re.compile(r"NVRM: Xid \(PCI:(?P<pci>[0-9a-fA-F:.]{4,20})\): (?P<xid>[0-9]{1,4}),(?: pid=(?P<pid>[^,\s]{0,40}),)?(?: name=[^,]{0,100},)?\s*(?P<description>[^\n]{0,200})"),
+        pattern=linear.compile(r"NVRM: Xid \(PCI:(?P<pci>[0-9a-fA-F:.]{4,20})\): (?P<xid>[0-9]{1,4}),(?: pid=(?P<pid>[^,\s]{0,40}),)?(?: name=[^,]{0,100},)?\s*(?P<description>[^\n]{0,200})"),
         refine=xid_verdict,
         fields_doc="xid, pci, pid, description",
         example="NVRM: Xid (PCI:0000:10:1c): 79, pid=1234, GPU has fallen off the bus.",
@@ -145,7 +146,7 @@ RULES: tuple[Rule, ...] = (
         # the bus.\n"), printed as "NVRM: GPU 0000:53:00.0: ...") and the 570-series probe wording "NVRM: fallen
         # off the bus and is not responding to commands." (NVIDIA/NVSentinel#155). The Xid line belongs to nvrm.xid.
         keywords=("GPU has fallen off the bus", "fallen off the bus and is not responding"),
-        extract=(re.compile(r"GPU (?P<pci>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d)"),),
+        extract=(linear.compile(r"GPU (?P<pci>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d)"),),
         unless=("NVRM: Xid",),
         refine=lambda f, t: Verdict(fields={"xid": "79"}),
         fields_doc="pci, xid (79)",
@@ -164,9 +165,9 @@ RULES: tuple[Rule, ...] = (
         keywords=("Incompatible strategy detected", "Incompatible platform detected", "No devices found. Waiting indefinitely",
                   "could not load NVML library", "Failed to initialize NVML", "nvml init failed", "GPU resources are not discovered by the node"),
         extract=(
-            re.compile(r"(?P<detail>Incompatible strategy detected \w+|Incompatible platform detected|No devices found|could not load NVML library[^,]{0,120}|GPU resources are not discovered by the node)"),
-            re.compile(r"(?:Failed to initialize NVML|nvml init failed): (?P<nvml_error>[^.\n]{1,120})"),
-            re.compile(r"(?P<installer>gpu-operator)"),
+            linear.compile(r"(?P<detail>Incompatible strategy detected \w+|Incompatible platform detected|No devices found|could not load NVML library[^,]{0,120}|GPU resources are not discovered by the node)"),
+            linear.compile(r"(?:Failed to initialize NVML|nvml init failed): (?P<nvml_error>[^.\n]{1,120})"),
+            linear.compile(r"(?P<installer>gpu-operator)"),
         ),
         unless=("GPU resources are not yet discovered",),
         refine=nvml_verdict,

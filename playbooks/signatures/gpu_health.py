@@ -23,8 +23,7 @@ matches nothing.
 """
 from __future__ import annotations
 
-import re
-
+from playbooks import linear
 from playbooks.signatures.gpu import xid_verdict
 from playbooks.signatures.model import Rule, Verdict
 
@@ -44,8 +43,8 @@ _REASONS: dict[str, tuple[str, str, str, str]] = {
     "NvidiaPowerError": ("gpu.unhealthy_device", "warning", "low", "GPU power outside its limits"),
     "NvidiaThermalError": ("gpu.unhealthy_device", "warning", "low", "GPU temperature outside its limits"),
 }
-_REASON = re.compile(r"\b(?P<reason>DCGMHealthCode(?P<dcgm_code>\d+)|DCGMFieldError(?P<field_id>\d+)|" + "|".join(_REASONS) + r")\b")
-_FALSE = re.compile(r"\bFalse\b|status: \"?False")
+_REASON = linear.compile(r"\b(?P<reason>DCGMHealthCode(?P<dcgm_code>\d+)|DCGMFieldError(?P<field_id>\d+)|" + "|".join(_REASONS) + r")\b")
+_FALSE = linear.compile(r"\bFalse\b|status: \"?False")
 
 
 def _monitor_xid(fields: dict[str, str], text: str) -> Verdict | None:
@@ -84,7 +83,7 @@ RULES: tuple[Rule, ...] = (
         confidence="high",
         title="GPU hardware fault: Xid {xid} (node monitoring agent, AcceleratedHardwareReady=False)",
         keywords=("NvidiaXID", "XID-"),
-        pattern=re.compile(r"(?:NvidiaXID|detected (?P<unknown>unknown )?XID-)(?P<xid>[0-9]{1,4})(?:(?P<level>Error|Warning)|\b)"),
+        pattern=linear.compile(r"(?:NvidiaXID|detected (?P<unknown>unknown )?XID-)(?P<xid>[0-9]{1,4})(?:(?P<level>Error|Warning)|\b)"),
         refine=_monitor_xid,
         fields_doc="xid, level (Error|Warning), unknown",
         example="  AcceleratedHardwareReady   False   Tue, 10 Mar 2026 08:15:02 +0000   Tue, 10 Mar 2026 08:12:40 +0000   NvidiaXID79Error   detected XID-79 on the instance, review kernel logs for additional information.",
@@ -108,7 +107,7 @@ RULES: tuple[Rule, ...] = (
         confidence="high",
         title="Only {detected} of {expected} GPUs are visible on the node: a GPU is missing (likely hardware)",
         keywords=("GPUs for this instance type but only",),
-        pattern=re.compile(r"expected (?P<expected>\d+) GPUs for this instance type but only (?P<detected>\d+) were detected"),
+        pattern=linear.compile(r"expected (?P<expected>\d+) GPUs for this instance type but only (?P<detected>\d+) were detected"),
         fields_doc="expected, detected",
         example="NvidiaDeviceCountMismatch: expected 8 GPUs for this instance type but only 7 were detected — possible hardware failure",
     ),
@@ -119,8 +118,8 @@ RULES: tuple[Rule, ...] = (
         confidence="medium",
         title="Node monitoring agent marked the node's accelerators unhealthy: AcceleratedHardwareReady=False[ ({reason})]",
         keywords=("AcceleratedHardwareReady",),
-        pattern=re.compile(r"AcceleratedHardwareReady\s+False\b"),
-        extract=(re.compile(r"[+-]\d{4}\s+(?P<reason>[A-Z][A-Za-z0-9]{2,80})(?!,)\s"),),
+        pattern=linear.compile(r"AcceleratedHardwareReady\s+False\b"),
+        extract=(linear.compile(r"[+-]\d{4}\s+(?P<reason>[A-Z][A-Za-z0-9]{2,80})\s"),),
         unless=("NvidiaXID", "XID-", "DCGMHealthCode", "DCGMFieldError", *_REASONS),
         fields_doc="reason",
         example="  AcceleratedHardwareReady   False   Tue, 10 Mar 2026 08:15:02 +0000   Tue, 10 Mar 2026 08:12:40 +0000   NvidiaFutureReason   something new",
@@ -132,8 +131,8 @@ RULES: tuple[Rule, ...] = (
         confidence="medium",
         title="Node monitoring agent reports {condition}=False",
         keywords=("KernelReady", "NetworkingReady", "StorageReady", "ContainerRuntimeReady"),
-        pattern=re.compile(r"^\s*(?P<condition>KernelReady|NetworkingReady|StorageReady|ContainerRuntimeReady)\s+False\s"),
-        extract=(re.compile(r"[+-]\d{4}\s+(?P<reason>[A-Z][A-Za-z0-9]{2,80})(?!,)\s"),),
+        pattern=linear.compile(r"^\s*(?P<condition>KernelReady|NetworkingReady|StorageReady|ContainerRuntimeReady)\s+False\s"),
+        extract=(linear.compile(r"[+-]\d{4}\s+(?P<reason>[A-Z][A-Za-z0-9]{2,80})\s"),),
         refine=_node_condition,
         fields_doc="condition, reason",
         example="  NetworkingReady            False   Tue, 10 Mar 2026 08:15:02 +0000   Tue, 10 Mar 2026 08:01:10 +0000   IPAMDNotReady   IPAMD is not ready",

@@ -20,8 +20,7 @@ controller (``SpotInterrupted``).
 """
 from __future__ import annotations
 
-import re
-
+from playbooks import linear
 from playbooks.signatures.model import Rule, Verdict
 
 
@@ -61,11 +60,11 @@ RULES: tuple[Rule, ...] = (
         title="Karpenter is disrupting a node ({reason})",
         keywords=("Disrupting Node", "disrupting node(s)", "disrupting via", "deprovisioning via"),
         extract=(
-            re.compile(r"Disrupting Node(?:Claim)?: (?P<reason>\w+)"),
-            re.compile(r"reason=(?P<reason>\w+)"),
-            re.compile(r"command=(?P<reason2>[A-Za-z]+)/"),
-            re.compile(r"(?:disrupting|deprovisioning) via (?P<method>[a-z]+(?: [a-z]+)?)"),
-            re.compile(r"(?P<node>ip-[0-9-]+\.[a-z0-9.-]+|i-[0-9a-f]{8,17})"),
+            linear.compile(r"Disrupting Node(?:Claim)?: (?P<reason>\w+)"),
+            linear.compile(r"reason=(?P<reason>\w+)"),
+            linear.compile(r"command=(?P<reason2>[A-Za-z]+)/"),
+            linear.compile(r"(?:disrupting|deprovisioning) via (?P<method>[a-z]+(?: [a-z]+)?)"),
+            linear.compile(r"(?P<node>ip-[0-9-]+\.[a-z0-9.-]+|i-[0-9a-f]{8,17})"),
         ),
         refine=_disruption,
         fields_doc="reason (Underutilized|Empty|Drifted|Expired|...), method (older logs), node",
@@ -108,12 +107,12 @@ RULES: tuple[Rule, ...] = (
             "prevents pod evictions", "Disruption is blocked through", "does not support multiple PDBs",
         ),
         extract=(
-            re.compile(r"(?:Cannot disrupt \w+: |DisruptionBlocked\s+\S+\s+\S+\s+)(?P<blocker>.{1,300})$"),
-            re.compile(r'[Pp]od \\?"(?P<pod2>[^"\\]{1,300})\\?" has'),
-            re.compile(r"\(Pod=(?P<pod3>[^\s,;()]{1,300})\)"),
-            re.compile(r'[Pp]db \\?"(?P<pdb>[^"\\]{1,300})\\?" prevents'),
-            re.compile(r"PodDisruptionBudget(?:\(s\))?=(?P<pdb2>\[[^\]]{1,300}\]|[^\s,;()]{1,300})"),
-            re.compile(r"for disruption reason (?P<budget_reason>\w+) due to"),
+            linear.compile(r"(?:Cannot disrupt \w+: |DisruptionBlocked\s+\S+\s+\S+\s+)(?P<blocker>.{1,300})$"),
+            linear.compile(r'[Pp]od \\?"(?P<pod2>[^"\\]{1,300})\\?" has'),
+            linear.compile(r"\(Pod=(?P<pod3>[^\s,;()]{1,300})\)"),
+            linear.compile(r'[Pp]db \\?"(?P<pdb>[^"\\]{1,300})\\?" prevents'),
+            linear.compile(r"PodDisruptionBudget(?:\(s\))?=(?P<pdb2>\[[^\]]{1,300}\]|[^\s,;()]{1,300})"),
+            linear.compile(r"for disruption reason (?P<budget_reason>\w+) due to"),
         ),
         refine=_blocked,
         fields_doc="blocker, blocker_kind (do-not-disrupt|pdb|budget|nominated|other), pod, pdb, budget_reason",

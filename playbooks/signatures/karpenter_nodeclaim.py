@@ -14,21 +14,20 @@ catalogue to ``<message>, reason=X, type=Y, status=Z``), or the ``Reason:`` / ``
 """
 from __future__ import annotations
 
-import re
-
+from playbooks import linear
 from playbooks.signatures.model import Rule, Verdict
 
 _TYPES = (
     "Launched|Registered|Initialized|MachineLaunched|MachineRegistered|MachineInitialized"
     "|NodeRegistrationHealthy|NodeClassReady|ValidationSucceeded"
 )
-_ROW = re.compile(
+_ROW = linear.compile(
     rf"^\s*(?P<type>{_TYPES})\s+(?P<status>True|False|Unknown)(?:\s+(?P<reason>[A-Z][A-Za-z]{{1,80}}))?(?:\s+(?P<message>.{{1,600}}))?$"
 )
-_JSON_TYPE = re.compile(rf'(?:\btype=|"type":\s?")(?P<type>{_TYPES})\b')
-_JSON_STATUS = re.compile(r'(?:\bstatus=|"status":\s?")(?P<status>True|False|Unknown)\b')
-_JSON_REASON = re.compile(r'(?:\breason=|"reason":\s?")(?P<reason>[A-Z][A-Za-z]{1,80})\b')
-_DESCRIBE_REASON = re.compile(r"^\s*Reason:\s+(?P<reason>[A-Z][A-Za-z]{1,80})\s*$")
+_JSON_TYPE = linear.compile(rf'(?:\btype=|"type":\s?")(?P<type>{_TYPES})\b')
+_JSON_STATUS = linear.compile(r'(?:\bstatus=|"status":\s?")(?P<status>True|False|Unknown)\b')
+_JSON_REASON = linear.compile(r'(?:\breason=|"reason":\s?")(?P<reason>[A-Z][A-Za-z]{1,80})\b')
+_DESCRIBE_REASON = linear.compile(r"^\s*Reason:\s+(?P<reason>[A-Z][A-Za-z]{1,80})\s*$")
 
 # Launch errors the EC2 rules below own (they capture better fields).
 _EC2_OWNED = (
@@ -73,6 +72,9 @@ def condition(text: str) -> dict[str, str]:
     return found
 
 
+_STARTUP_TAINT = linear.compile(r'Taint \\?"(?P<taint>[^"\\]{1,320})')
+
+
 def _nodeclaim_condition(fields: dict[str, str], text: str) -> Verdict | None:
     """Which code a NodeClaim / NodePool condition stands for (None: not a problem, or another rule's)."""
     cond = condition(text)
@@ -105,7 +107,7 @@ def _nodeclaim_condition(fields: dict[str, str], text: str) -> Verdict | None:
     if kind == "Registered":
         return Verdict(severity="error", confidence="medium", title="Karpenter: NodeClaim did not register ({reason})", fields=extra)
     if kind == "Initialized":
-        taint = re.search(r'Taint \\?"(?P<taint>[^"\\]{1,320})', text)
+        taint = _STARTUP_TAINT.search(text)
         if taint:
             extra["taint"] = taint.group("taint")
         if reason == "KnownEphemeralTaintsExist":
@@ -202,9 +204,9 @@ RULES: tuple[Rule, ...] = (
         title="Karpenter nominated NodeClaim {nodeclaim} for the pod: a node is on its way",
         keywords=("Pod should schedule on",),
         extract=(
-            re.compile(r"nodeclaim/(?P<nodeclaim>[a-z0-9][a-z0-9.-]{0,252})"),
-            re.compile(r"machine/(?P<machine>[a-z0-9][a-z0-9.-]{0,252})"),
-            re.compile(r"(?:node/|should schedule on )(?P<node>[a-z0-9][a-z0-9.-]{0,252})"),
+            linear.compile(r"nodeclaim/(?P<nodeclaim>[a-z0-9][a-z0-9.-]{0,252})"),
+            linear.compile(r"machine/(?P<machine>[a-z0-9][a-z0-9.-]{0,252})"),
+            linear.compile(r"(?:node/|should schedule on )(?P<node>[a-z0-9][a-z0-9.-]{0,252})"),
         ),
         refine=_nominated,
         fields_doc="nodeclaim, node",
@@ -221,9 +223,9 @@ RULES: tuple[Rule, ...] = (
         title="Karpenter launched a node[ ({instance_type})][ in {zone}]",
         keywords=("launched nodeclaim", "created nodeclaim", "launched machine", "created machine", "Launched instance:"),
         extract=(
-            re.compile(r'"?instance-type"?[=:] ?"?(?P<instance_type>[a-z0-9-]{1,20}\.[a-z0-9-]{1,20})'),
-            re.compile(r"type: (?P<instance_type>[a-z0-9-]{1,20}\.[a-z0-9-]{1,20})"),
-            re.compile(r'"?zone"?[=:] ?"?(?P<zone>[a-z]{2}-[a-z]+-\d[a-z])'),
+            linear.compile(r'"?instance-type"?[=:] ?"?(?P<instance_type>[a-z0-9-]{1,20}\.[a-z0-9-]{1,20})'),
+            linear.compile(r"type: (?P<instance_type>[a-z0-9-]{1,20}\.[a-z0-9-]{1,20})"),
+            linear.compile(r'"?zone"?[=:] ?"?(?P<zone>[a-z]{2}-[a-z]+-\d[a-z])'),
         ),
         fields_doc="instance_type, zone",
         example='{"level":"INFO","time":"2026-01-01T12:00:00.000Z","logger":"controller","message":"launched nodeclaim","NodeClaim":{"name":"gpu-x8k2p"},"provider-id":"aws:///us-east-2a/i-0123","instance-type":"p5.48xlarge","zone":"us-east-2a","capacity-type":"on-demand"}',
@@ -255,11 +257,11 @@ RULES: tuple[Rule, ...] = (
         title="EC2 has no capacity[ for {instance_type}][ in {zone}] right now",
         keywords=("insufficient capacity", "InsufficientCapacityError", "do not have sufficient", *_CAPACITY_CODES),
         extract=(
-            re.compile(r"(?P<error_code>" + "|".join(_CAPACITY_CODES) + ")"),
-            re.compile(r"sufficient (?P<instance_type>[a-z0-9-]{1,20}\.[a-z0-9-]{1,20}) capacity"),
-            re.compile(r"Availability Zone you requested \((?P<zone>[a-z0-9-]{1,30})\)"),
-            re.compile(r"capacity by not specifying an Availability Zone in your request or choosing (?P<alternatives>[a-z0-9-]{1,30}(?:, [a-z0-9-]{1,30}){0,8})"),
-            re.compile(r"NodeClaim (?P<nodeclaim>[a-z0-9][a-z0-9-]{0,240}-[a-z0-9]{5})\b"),
+            linear.compile(r"(?P<error_code>" + "|".join(_CAPACITY_CODES) + ")"),
+            linear.compile(r"sufficient (?P<instance_type>[a-z0-9-]{1,20}\.[a-z0-9-]{1,20}) capacity"),
+            linear.compile(r"Availability Zone you requested \((?P<zone>[a-z0-9-]{1,30})\)"),
+            linear.compile(r"capacity by not specifying an Availability Zone in your request or choosing (?P<alternatives>[a-z0-9-]{1,30}(?:, [a-z0-9-]{1,30}){0,8})"),
+            linear.compile(r"NodeClaim (?P<nodeclaim>[a-z0-9][a-z0-9-]{0,240}-[a-z0-9]{5})\b"),
         ),
         refine=_ice,
         fields_doc="error_code, instance_type, zone, alternatives (zones EC2 says have capacity), nodeclaim",
@@ -273,9 +275,9 @@ RULES: tuple[Rule, ...] = (
         title="EC2: instance type[ {instance_type}] is not offered in the requested Availability Zone[ {zone}]",
         keywords=("not supported in your requested Availability Zone", "requested configuration is currently not supported"),
         extract=(
-            re.compile(r"instance type \((?P<instance_type>[a-z0-9.-]{1,40})\)"),
-            re.compile(r"Availability Zone \((?P<zone>[a-z0-9-]{1,30})\)"),
-            re.compile(r"choosing (?P<alternatives>[a-z0-9-]+(?:, [a-z0-9-]+)*)"),
+            linear.compile(r"instance type \((?P<instance_type>[a-z0-9.-]{1,40})\)"),
+            linear.compile(r"Availability Zone \((?P<zone>[a-z0-9-]{1,30})\)"),
+            linear.compile(r"choosing (?P<alternatives>[a-z0-9-]+(?:, [a-z0-9-]+)*)"),
         ),
         fields_doc="instance_type, zone, alternatives (zones EC2 suggests)",
         example="Unsupported: Your requested instance type (p4d.24xlarge) is not supported in your requested Availability Zone (us-west-2d). Please retry your request by not specifying an Availability Zone or choosing us-west-2a, us-west-2b, us-west-2c.",
@@ -288,9 +290,9 @@ RULES: tuple[Rule, ...] = (
         title="EC2 account quota blocks the launch[ ({error_code})]",
         keywords=(*_QUOTA_CODES, "current vCPU limit", "Max spot instance count exceeded", "current instance limit"),
         extract=(
-            re.compile(r"(?P<error_code>" + "|".join(_QUOTA_CODES) + r")\b"),
-            re.compile(r"current vCPU limit of (?P<limit>\d+)"),
-            re.compile(r"current instance limit of (?P<instance_limit>\d+)"),
+            linear.compile(r"(?P<error_code>" + "|".join(_QUOTA_CODES) + r")\b"),
+            linear.compile(r"current vCPU limit of (?P<limit>\d+)"),
+            linear.compile(r"current instance limit of (?P<instance_limit>\d+)"),
         ),
         refine=_quota,
         fields_doc="error_code, limit (vCPU), instance_limit (instances of the type)",
@@ -303,8 +305,8 @@ RULES: tuple[Rule, ...] = (
         confidence="high",
         title="Karpenter: subnet problem ({problem})",
         keywords=("InsufficientFreeAddressesInSubnet", "not enough free addresses in subnet", "no subnets matched selector", "no subnets found", "InvalidSubnetID"),
-        pattern=re.compile(r"(?P<problem>InsufficientFreeAddressesInSubnet|not enough free addresses in subnet|no subnets matched selector|no subnets found|InvalidSubnetID[.\w]*)"),
-        extract=(re.compile(r"(?P<subnet>subnet-[0-9a-f]{6,})"),),
+        pattern=linear.compile(r"(?P<problem>InsufficientFreeAddressesInSubnet|not enough free addresses in subnet|no subnets matched selector|no subnets found|InvalidSubnetID[.\w]*)"),
+        extract=(linear.compile(r"(?P<subnet>subnet-[0-9a-f]{6,})"),),
         fields_doc="problem, subnet",
         example="InsufficientFreeAddressesInSubnet: There are not enough free addresses in subnet 'subnet-0a1b2c3d4e5f' to satisfy the requested number of instances.",
     ),
@@ -315,7 +317,7 @@ RULES: tuple[Rule, ...] = (
         confidence="high",
         title="EBS volume is in a different Availability Zone than the node",
         keywords=("InvalidVolume.ZoneMismatch",),
-        extract=(re.compile(r"(?P<volume>vol-[0-9a-f]{6,})"),),
+        extract=(linear.compile(r"(?P<volume>vol-[0-9a-f]{6,})"),),
         fields_doc="volume",
         example="AttachVolume.Attach failed for volume \"pvc-1\" : InvalidVolume.ZoneMismatch: The volume 'vol-0abc123def' is not in the same availability zone as instance 'i-0123'",
     ),
@@ -329,7 +331,7 @@ RULES: tuple[Rule, ...] = (
         confidence="medium",
         title="Karpenter: NodeClaim launched but its Node has not registered",
         keywords=("Node not registered with cluster", "registration ttl", "missing required startup taint", "prevents registration", "NodeRegistrationHealthy", "Failed to register node", "Unable to register node"),
-        extract=(re.compile(r'err="(?P<error>[^"]{1,300})"'),),
+        extract=(linear.compile(r'err="(?P<error>[^"]{1,300})"'),),
         refine=_registration,
         fields_doc="error (kubelet err=)",
         example="Registered  Unknown  NodeNotFound  Node not registered with cluster",
@@ -341,7 +343,7 @@ RULES: tuple[Rule, ...] = (
         confidence="high",
         title="Node never advertised the requested[ {resource}] resource: its device plugin is missing or failing",
         keywords=("ResourceNotRegistered", "was requested but not registered"),
-        extract=(re.compile(r'Resource \\?"(?P<resource>[^"\\]{1,253})\\?" was requested but not registered'),),
+        extract=(linear.compile(r'Resource \\?"(?P<resource>[^"\\]{1,253})\\?" was requested but not registered'),),
         fields_doc="resource",
         example='Initialized  False  ResourceNotRegistered  Resource "vpc.amazonaws.com/efa" was requested but not registered',
     ),
@@ -352,8 +354,8 @@ RULES: tuple[Rule, ...] = (
         confidence="high",
         title="kubelet rejected the pod: node advertises no {resource} (capacity 0)",
         keywords=("didn't have enough resource", "OutOfnvidia.com", "OutOfvpc.amazonaws.com"),
-        pattern=re.compile(r"(?:OutOf|enough resource: )(?P<resource>[a-z0-9.-]{1,100}(?:/[a-z0-9.-]{1,100})?)"),
-        extract=(re.compile(r"requested: (?P<requested>\d+), used: (?P<used>\d+), capacity: (?P<capacity>\d+)"),),
+        pattern=linear.compile(r"(?:OutOf|enough resource: )(?P<resource>[a-z0-9.-]{1,100}(?:/[a-z0-9.-]{1,100})?)"),
+        extract=(linear.compile(r"requested: (?P<requested>\d+), used: (?P<used>\d+), capacity: (?P<capacity>\d+)"),),
         refine=_out_of,
         fields_doc="resource, requested, used, capacity",
         example="Warning  OutOfnvidia.com/gpu  2m  kubelet  Node didn't have enough resource: nvidia.com/gpu, requested: 1, used: 0, capacity: 0",

@@ -10,11 +10,10 @@ They are read as `kubectl describe ec2nodeclass` prints them: "Type  Status  Rea
 """
 from __future__ import annotations
 
-import re
-
+from playbooks import linear
 from playbooks.signatures.model import Rule
 
-_LINE = re.compile(r"(?P<condition>SubnetsReady|SecurityGroupsReady|AMIsReady|InstanceProfileReady|CapacityReservationsReady)"
+_LINE = linear.compile(r"(?P<condition>SubnetsReady|SecurityGroupsReady|AMIsReady|InstanceProfileReady|CapacityReservationsReady)"
                    r"\s+(?P<status>False|Unknown)\s+(?P<reason>\w+)?\s*(?P<message>.{0,300})")
 
 RULES: tuple[Rule, ...] = (

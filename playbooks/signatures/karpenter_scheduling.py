@@ -18,29 +18,30 @@ wraps one NodePool's multi-error in it), never the ``(NodePool=x)`` of another s
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
+from playbooks import linear
 from playbooks.signatures.model import Hit, Rule, Verdict
 from playbooks.signatures.scheduling import taint_verdict
 
 # v0.5-v1.4 prefix: incompatible with provisioner|nodepool "x"
-_PREFIX = re.compile(r'incompatible with (?:nodepool|provisioner) \\?"(?P<np>[^"\\]{1,253})')
+_PREFIX = linear.compile(r'incompatible with (?:nodepool|provisioner) \\?"(?P<np>[^"\\]{1,253})')
 # v0.31-v1.4: for provisioner: "x" / for nodepool: "x" / for nodepool "x"; v0.37-v1.4 minValues: NodePool "x"
-_QUOTED = re.compile(r'(?:nodepool|provisioner|NodePool):? \\?"(?P<np>[^"\\]{1,253})')
+_QUOTED = linear.compile(r'(?:nodepool|provisioner|NodePool):? \\?"(?P<np>[^"\\]{1,253})')
 # v1.5+: (NodePool=x) and, in JSON logs, "NodePool":{"name":"x"} (handled by the catalogue)
-_STRUCTURED = re.compile(r"NodePool=(?P<np>[^\s,;()]{1,253})")
+_STRUCTURED = linear.compile(r"NodePool=(?P<np>[^\s,;()]{1,253})")
 # v1.3+: requirements=..., karpenter.sh/nodepool In [x]; v0.x: karpenter.sh/provisioner-name In [x]
-_POOL_IN = re.compile(r"karpenter\.sh/(?:nodepool|provisioner-name) In \[(?P<np>[^\]\s]{1,253})\]")
+_POOL_IN = linear.compile(r"karpenter\.sh/(?:nodepool|provisioner-name) In \[(?P<np>[^\]\s]{1,253})\]")
 # incompatible requirements, key karpenter.sh/nodepool, <pod's> not in karpenter.sh/nodepool In [x] (the NodePool's)
-_NOT_IN_POOL = re.compile(r"not in karpenter\.sh/(?:nodepool|provisioner-name) In \[(?P<np>[^\]\s]{1,253})\]")
+_NOT_IN_POOL = linear.compile(r"not in karpenter\.sh/(?:nodepool|provisioner-name) In \[(?P<np>[^\]\s]{1,253})\]")
 
-_RESOURCES = re.compile(r"resources[= ](?P<resources>\{[^{}]{0,2000}\})")
-_GPUS = re.compile(r'nvidia\.com/gpu\\?":\s?\\?"(?P<gpus>\d+)')
-_REQUIREMENTS = re.compile(r"requirements[= ](?P<requirements>[^;{}]{1,1500})")
-_CAPACITY_TYPE = re.compile(r"karpenter\.sh/capacity-type In \[(?P<capacity_type>[^\]]{1,100})\]")
-_ZONES = re.compile(r"topology\.kubernetes\.io/zone In \[(?P<zones>[^\]]{1,400})\]")
-_TYPO = re.compile(r"\((?P<typo>CPU request >= 1 Million, m vs M typo\?)\)")
+# RE2 counts at most 1000 repetitions: {0,2000} is written as two of {0,1000}, the same language.
+_RESOURCES = linear.compile(r"resources[= ](?P<resources>\{[^{}]{0,1000}[^{}]{0,1000}\})")
+_GPUS = linear.compile(r'nvidia\.com/gpu\\?":\s?\\?"(?P<gpus>\d+)')
+_REQUIREMENTS = linear.compile(r"requirements[= ](?P<requirements>[^;{}]{1,1000}[^;{}]{0,500})")
+_CAPACITY_TYPE = linear.compile(r"karpenter\.sh/capacity-type In \[(?P<capacity_type>[^\]]{1,100})\]")
+_ZONES = linear.compile(r"topology\.kubernetes\.io/zone In \[(?P<zones>[^\]]{1,400})\]")
+_TYPO = linear.compile(r"\((?P<typo>CPU request >= 1 Million, m vs M typo\?)\)")
 
 
 def _nodepool_of(segment: str) -> tuple[str | None, bool]:
@@ -93,10 +94,13 @@ def _key_mismatch(fields: dict[str, str], text: str) -> Verdict | None:
     return Verdict(fields={"label": key})
 
 
+_KEY_END = linear.compile(r"[=:]")
+
+
 def _karpenter_taint(fields: dict[str, str], text: str) -> Verdict | None:
     taint = fields.pop("taint2", None) or fields.get("taint", "")
     fields["taint"] = taint
-    key = re.split(r"[=:]", taint, maxsplit=1)[0]
+    key = _KEY_END.split(taint, maxsplit=1)[0]
     extra = {"key": key}
     if ":" in taint:
         extra["effect"] = taint.rsplit(":", 1)[1]
@@ -140,8 +144,8 @@ SEGMENT_RULES: tuple[Rule, ...] = (
         confidence="high",
         title="Karpenter: NodePool[ {nodepool}] has reached its spec.limits",
         keywords=("exceed limits for", "exceed provisioner limits", "node limits have been exhausted", "resource usage of"),
-        pattern=re.compile(r"exceed (?:limits for|provisioner limits)|node limits have been exhausted|resource usage of [\d.]+ exceeds limit"),
-        extract=(re.compile(r"(?P<resource>[a-z0-9./-]{1,100}) resource usage of (?P<usage>[\d.]+) exceeds limit of (?P<limit>[\d.]+)"),),
+        pattern=linear.compile(r"exceed (?:limits for|provisioner limits)|node limits have been exhausted|resource usage of [\d.]+ exceeds limit"),
+        extract=(linear.compile(r"(?P<resource>[a-z0-9./-]{1,100}) resource usage of (?P<usage>[\d.]+) exceeds limit of (?P<limit>[\d.]+)"),),
         refine=_limits,
         fields_doc="nodepool, resource (only when the message names it: v0.x, or nodes), usage, limit",
         example="Failed to schedule pod, all available instance types exceed limits for nodepool (NodePool=gpu)",
@@ -189,8 +193,8 @@ SEGMENT_RULES: tuple[Rule, ...] = (
         title="Karpenter: NodePool[ {nodepool}] cannot meet minValues[ for {label}]",
         keywords=("meet minValues requirements", "minValues requirement is not met"),
         extract=(
-            re.compile(r'minValues requirement is not met for \\?"(?P<label>[^"\\]{1,253})'),
-            re.compile(r"\(label(?:\(s\))?=(?P<label2>\[[^\]]{1,400}\]|[^\s,)]{1,253})"),
+            linear.compile(r'minValues requirement is not met for \\?"(?P<label>[^"\\]{1,253})'),
+            linear.compile(r"\(label(?:\(s\))?=(?P<label2>\[[^\]]{1,400}\]|[^\s,)]{1,253})"),
         ),
         refine=_min_values,
         fields_doc="nodepool, label (the requirement key(s) short of minValues)",
@@ -234,8 +238,8 @@ SEGMENT_RULES: tuple[Rule, ...] = (
         confidence="high",
         title="Karpenter: label {label} has no known values[ in NodePool {nodepool}]",
         keywords=("does not have known values",),
-        pattern=re.compile(r'label \\?"(?P<label>[^"\\]{1,253})\\?" does not have known values'),
-        extract=(re.compile(r'typo of \\?"(?P<suggestion>[^"\\]{1,253})'),),
+        pattern=linear.compile(r'label \\?"(?P<label>[^"\\]{1,253})\\?" does not have known values'),
+        extract=(linear.compile(r'typo of \\?"(?P<suggestion>[^"\\]{1,253})'),),
         fields_doc="nodepool, label, suggestion (Karpenter's 'typo of' hint)",
         example='incompatible with nodepool "gpu", incompatible requirements, label "eks.amazonaws.com/instance-gpu-name" does not have known values',
     ),
@@ -247,7 +251,7 @@ SEGMENT_RULES: tuple[Rule, ...] = (
         confidence="high",
         title="Karpenter: pod requirement on {key} is incompatible with the NodePool[ {nodepool}]",
         keywords=("incompatible requirements, key ",),
-        pattern=re.compile(r"incompatible requirements, key (?P<key>[^\s,;]{1,253})(?:, (?P<requirement>[^;]{1,400}))?"),
+        pattern=linear.compile(r"incompatible requirements, key (?P<key>[^\s,;]{1,253})(?:, (?P<requirement>[^;]{1,400}))?"),
         refine=_key_mismatch,
         fields_doc="nodepool, key, label (same as key), requirement",
         example='incompatible with nodepool "gpu", daemonset overhead={"cpu":"180m"}, incompatible requirements, key karpenter.k8s.aws/instance-gpu-name, karpenter.k8s.aws/instance-gpu-name In [h100] not in karpenter.k8s.aws/instance-gpu-name In [a100]',
@@ -261,7 +265,7 @@ SEGMENT_RULES: tuple[Rule, ...] = (
         confidence="medium",
         title="Karpenter: pod does not tolerate taint {taint}[ of NodePool {nodepool}]",
         keywords=("did not tolerate",),
-        pattern=re.compile(r"did not tolerate (?:taint \(taint=(?P<taint>[^)\s]{1,320})\)|(?P<taint2>[^\s;,()]{1,320}))"),
+        pattern=linear.compile(r"did not tolerate (?:taint \(taint=(?P<taint>[^)\s]{1,320})\)|(?P<taint2>[^\s;,()]{1,320}))"),
         refine=_karpenter_taint,
         fields_doc="nodepool, taint (k=v:Effect or k:Effect), key, effect",
         example='incompatible with nodepool "gpu", daemonset overhead={"cpu":"200m"}, did not tolerate taint (taint=gpu-workload:NoSchedule)',
@@ -274,7 +278,7 @@ SEGMENT_RULES: tuple[Rule, ...] = (
         confidence="medium",
         title="Karpenter: pod affinity on {key} cannot be satisfied",
         keywords=("unsatisfiable topology constraint",),
-        pattern=re.compile(r"unsatisfiable topology constraint for (?P<constraint>topology spread|pod affinity|pod anti-affinity|key)[, ]+(?:key=)?(?P<key>[^\s,()]{1,253})"),
+        pattern=linear.compile(r"unsatisfiable topology constraint for (?P<constraint>topology spread|pod affinity|pod anti-affinity|key)[, ]+(?:key=)?(?P<key>[^\s,()]{1,253})"),
         refine=_topology,
         fields_doc="nodepool, constraint (topology spread|pod affinity|pod anti-affinity), key",
         example="Failed to schedule pod, unsatisfiable topology constraint for pod affinity, key=kubernetes.io/hostname",
@@ -300,7 +304,7 @@ SEGMENT_RULES: tuple[Rule, ...] = (
         confidence="medium",
         title="Karpenter: the pod's volume cannot be placed with a node of NodePool[ {nodepool}]",
         keywords=("incompatible volume requirements", "immediate volume binding mode must be bound", "unbound pvc must define a storage class"),
-        extract=(re.compile(r"PersistentVolumeClaim=(?P<pvc>[^\s,;()]{1,253})"),),
+        extract=(linear.compile(r"PersistentVolumeClaim=(?P<pvc>[^\s,;()]{1,253})"),),
         fields_doc="nodepool, pvc",
         example="Failed to schedule pod, incompatible volume requirements, key topology.kubernetes.io/zone, topology.kubernetes.io/zone In [us-east-1a] not in topology.kubernetes.io/zone In [us-east-1b us-east-1c]",
     ),
@@ -314,7 +318,7 @@ SEGMENT_RULES: tuple[Rule, ...] = (
         confidence="medium",
         title="Karpenter: the pod's hostPort[ {port}] is already in use on the candidate node",
         keywords=("hostport conflicts with existing hostport",),
-        extract=(re.compile(r"pod-hostport-port=(?P<port>\d{1,5})"),),
+        extract=(linear.compile(r"pod-hostport-port=(?P<port>\d{1,5})"),),
         fields_doc="nodepool, port",
         example="Failed to schedule pod, pod hostport conflicts with existing hostport configuration (pod-hostport-ip=0.0.0.0, pod-hostport-port=8080, pod-hostport-protocol=TCP)",
     ),

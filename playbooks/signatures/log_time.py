@@ -21,25 +21,32 @@ difference between two clocks says nothing about which failed first).
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 
+from playbooks import linear
 from playbooks.signatures.model import KEEP, Verdict
 
 ALIKE_SECONDS = 2.0
 
-_RANK_TAG = re.compile(r"\[rank\d{1,6}\]:")
-_BRACKETED = re.compile(r"\[(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,9}))?\]")
-_ISO = re.compile(r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,9}))?(Z|[+-]\d{2}:?\d{2})?(?=\s|$)")
-_KLOG = re.compile(r"\[?[IWEF](\d{1,2})(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?\s")
-_LIBFABRIC = re.compile(r"libfabric:\d{1,10}:(\d{9,11})::")
-_HOST = re.compile(r"([A-Za-z0-9][\w.-]{0,252}):\d{1,10}:\d{1,10} \[\d{1,3}\]")
-_STAMP_END = re.compile(r"\]?\s*")
+_RANK_TAG = linear.compile(r"\[rank\d{1,6}\]:")
+_BRACKETED = linear.compile(r"\[(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,9}))?\]")
+# A stamp is followed by a space or the end. RE2 has no lookahead, so the space is matched and
+# _stamp_end() leaves it out.
+_ISO = linear.compile(r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,9}))?(Z|[+-]\d{2}:?\d{2})?(?:\s|$)")
+_KLOG = linear.compile(r"\[?[IWEF](\d{1,2})(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?\s")
+_LIBFABRIC = linear.compile(r"libfabric:\d{1,10}:(\d{9,11})::")
+_HOST = linear.compile(r"([A-Za-z0-9][\w.-]{0,252}):\d{1,10}:\d{1,10} \[\d{1,3}\]")
+_STAMP_END = linear.compile(r"\]?\s*")
 
 
 def _fraction(digits: str | None) -> str:
     return "." + digits[:6].ljust(6, "0") if digits else ""
+
+
+def _stamp_end(found: linear.Match) -> int:
+    end = found.end()
+    return end - 1 if end > found.start() and found.string[end - 1].isspace() else end
 
 
 def _valid(month: str, day: str, hour: str, minute: str, second: str) -> bool:
@@ -76,7 +83,7 @@ def _stamp(text: str) -> tuple[str | None, int]:
         year, month, day, hour, minute, second, frac, zone = found.groups()
         if not _valid(month, day, hour, minute, second):
             return None, start
-        end = _STAMP_END.match(text, found.end()).end()
+        end = _STAMP_END.match(text, _stamp_end(found)).end()
         if zone and zone != "Z":
             sign = 1 if zone[0] == "+" else -1
             digits = zone[1:].replace(":", "")

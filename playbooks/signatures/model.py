@@ -1,10 +1,11 @@
 """Plain data for the signature catalogue: what a match produces (Signal) and what a rule looks like."""
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+
+from playbooks import linear
 
 SEVERITY_RANK = {"critical": 0, "error": 1, "warning": 2, "info": 3}
 CONFIDENCE_RANK = {"high": 0, "medium": 1, "low": 2}
@@ -64,14 +65,14 @@ class _Blank(dict):
         return "?"
 
 
-_OPTIONAL = re.compile(r"\[([^\[\]]*)\]")
-_NAMES = re.compile(r"\{(\w+)\}")
+_OPTIONAL = linear.compile(r"\[([^\[\]]*)\]")
+_NAMES = linear.compile(r"\{(\w+)\}")
 
 
 def format_title(template: str, fields: Mapping[str, str]) -> str:
     """Fill ``{name}`` placeholders; a ``[...]`` part is dropped when a field inside it is missing."""
 
-    def optional(part: re.Match[str]) -> str:
+    def optional(part: linear.Match) -> str:
         inner = part.group(1)
         return inner if all(name in fields for name in _NAMES.findall(inner)) else ""
 
@@ -93,8 +94,8 @@ class Rule:
     confidence: str
     title: str
     keywords: tuple[str, ...]
-    pattern: re.Pattern[str] | None = None
-    extract: tuple[re.Pattern[str], ...] = ()
+    pattern: linear.Pattern | None = None
+    extract: tuple[linear.Pattern, ...] = ()
     unless: tuple[str, ...] = ()
     refine: Refine | None = None
     fields_doc: str = ""
@@ -129,7 +130,7 @@ class Rule:
         )
 
 
-def _groups(found: re.Match[str]) -> dict[str, str]:
+def _groups(found: linear.Match) -> dict[str, str]:
     return {k: v.strip() for k, v in found.groupdict().items() if v is not None}
 
 

@@ -50,8 +50,7 @@ collectives.`` (rule nccl.heartbeat_timeout).
 """
 from __future__ import annotations
 
-import re
-
+from playbooks import linear
 from playbooks.signatures.efa import PEER_GONE, UNREACHABLE
 from playbooks.signatures.log_time import stamped
 from playbooks.signatures.model import Rule, Verdict
@@ -60,13 +59,13 @@ from playbooks.signatures.model import Rule, Verdict
 PEER_GONE_ERRORS = frozenset(PEER_GONE)
 UNREACHABLE_ERRORS = frozenset(UNREACHABLE)
 # libfabric's "err: <errno>, message: <text> (<EFA number>)": the trailing number is the EFA one.
-_TRAILING_EFA_NUMBER = re.compile(r"\((\d{1,5})\)\s*$")
+_TRAILING_EFA_NUMBER = linear.compile(r"\((\d{1,5})\)\s*$")
 _ADDRESSES = " My EFA addr"
 
 _OFI_DETAILS = (
-    re.compile(r"My host id: (?P<host_id>[\w-]{1,40})"),
-    re.compile(r"Peer EFA addr: (?P<peer_addr>\S{1,120})"),
-    re.compile(r"Peer host id: (?P<peer_host_id>[\w/-]{1,40})"),
+    linear.compile(r"My host id: (?P<host_id>[\w-]{1,40})"),
+    linear.compile(r"Peer EFA addr: (?P<peer_addr>\S{1,120})"),
+    linear.compile(r"Peer host id: (?P<peer_host_id>[\w/-]{1,40})"),
 )
 
 
@@ -132,7 +131,7 @@ RULES: tuple[Rule, ...] = (
         confidence="high",
         title="EFA/libfabric error {ofi_error} ({ofi_message})",
         keywords=("NET/OFI", "OFI Request", "libfabric:", "fi_addr_efa"),
-        pattern=re.compile(r"(?:Error: |err: )(?P<ofi_error>\d{1,5})(?: \(|, message: )(?P<ofi_message>[A-Za-z][^()]{0,200}(?:\([^()]{0,200}\))?)"),
+        pattern=linear.compile(r"(?:Error: |err: )(?P<ofi_error>\d{1,5})(?: \(|, message: )(?P<ofi_message>[A-Za-z][^()]{0,200}(?:\([^()]{0,200}\))?)"),
         extract=_OFI_DETAILS,
         refine=stamped(_ofi),
         fields_doc="ofi_error (EFA provider error number), ofi_message, fi_errno (libfabric errno, from the err/message shape), host_id, peer_addr, peer_host_id, time, host",
@@ -157,7 +156,7 @@ RULES: tuple[Rule, ...] = (
         confidence="medium",
         title="NCCL: a remote rank exited or the network failed (ncclRemoteError)",
         keywords=("ncclRemoteError", "remote process exited or there was a network error"),
-        extract=(re.compile(r"NCCL version (?P<nccl_version>[\d.]+)"),),
+        extract=(linear.compile(r"NCCL version (?P<nccl_version>[\d.]+)"),),
         refine=stamped(),
         fields_doc="nccl_version, time, host",
         example="torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:3699, remote process exited or there was a network error, NCCL version 2.27.3",
@@ -170,11 +169,11 @@ RULES: tuple[Rule, ...] = (
         title="NCCL watchdog: collective[ {op}] timed out[ after {timeout_ms} ms][ on rank {rank}]",
         keywords=("Watchdog caught collective operation timeout", "Some NCCL operations have failed or timed out", "Timeout at NCCL work: "),
         extract=(
-            re.compile(r"\bRank (?P<rank>\d{1,6})\]"),
-            re.compile(r"SeqNum=(?P<seq>\d+)|Timeout at NCCL work: (?P<seq2>\d{1,12})"),
-            re.compile(r"OpType=(?P<op>\w+)"),
-            re.compile(r"Timeout\(ms\)=(?P<timeout_ms>\d+)"),
-            re.compile(r"ran for (?P<ran_ms>\d+) milliseconds"),
+            linear.compile(r"\bRank (?P<rank>\d{1,6})\]"),
+            linear.compile(r"SeqNum=(?P<seq>\d+)|Timeout at NCCL work: (?P<seq2>\d{1,12})"),
+            linear.compile(r"OpType=(?P<op>\w+)"),
+            linear.compile(r"Timeout\(ms\)=(?P<timeout_ms>\d+)"),
+            linear.compile(r"ran for (?P<ran_ms>\d+) milliseconds"),
         ),
         refine=stamped(lambda f, t: Verdict(fields={"seq": f.pop("seq2")}) if "seq2" in f else Verdict()),
         fields_doc="rank, seq, op (ALLREDUCE, BROADCAST, ...), timeout_ms, ran_ms, time, host",
@@ -187,7 +186,7 @@ RULES: tuple[Rule, ...] = (
         confidence="low",
         title="NCCL socket to a peer failed ({problem})",
         keywords=("NCCL WARN",),
-        pattern=re.compile(r"(?P<problem>Connection refused|Connection timed out|No route to host|Connection reset by peer)"),
+        pattern=linear.compile(r"(?P<problem>Connection refused|Connection timed out|No route to host|Connection reset by peer)"),
         refine=stamped(_socket),
         fields_doc="problem, time, host",
         example="ip-10-0-1-5:88:120 [0] NCCL WARN NET/Socket : Connect to 10.0.2.7<43719> failed : No route to host",
@@ -200,8 +199,8 @@ RULES: tuple[Rule, ...] = (
         title="NCCL heartbeat monitor: the watchdog was stuck[ for {stuck_s} s][ on rank {rank}] (a hung NCCL / CUDA call)",
         keywords=("Heartbeat monitor timed out", "watchdog got stuck for"),
         extract=(
-            re.compile(r"\bRank (?P<rank>\d{1,6})\]"),
-            re.compile(r"watchdog got stuck for (?P<stuck_s>\d{1,7}) seconds"),
+            linear.compile(r"\bRank (?P<rank>\d{1,6})\]"),
+            linear.compile(r"watchdog got stuck for (?P<stuck_s>\d{1,7}) seconds"),
         ),
         refine=stamped(),
         fields_doc="rank, stuck_s (seconds without progress), time, host",
@@ -214,7 +213,7 @@ RULES: tuple[Rule, ...] = (
         confidence="low",
         title="NCCL system call failed (ncclSystemError): usually the network or the host, or a peer that exited; rerun with NCCL_DEBUG=INFO",
         keywords=("unhandled system error", "ncclSystemError"),
-        extract=(re.compile(r"NCCL version (?P<nccl_version>[\d.]{1,20})"),),
+        extract=(linear.compile(r"NCCL version (?P<nccl_version>[\d.]{1,20})"),),
         refine=stamped(_system_error),
         fields_doc="problem (ncclSystemError), nccl_version, time, host",
         example="torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1691, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.19.3",
@@ -226,7 +225,7 @@ RULES: tuple[Rule, ...] = (
         confidence="medium",
         title="NCCL: a CUDA call failed ({cuda_error}): {meaning}",
         keywords=("Cuda failure ",),
-        pattern=re.compile(r"Cuda failure (?:(?P<cuda_code>\d{1,4}) )?'(?P<cuda_error>[^']{1,120})'"),
+        pattern=linear.compile(r"Cuda failure (?:(?P<cuda_code>\d{1,4}) )?'(?P<cuda_error>[^']{1,120})'"),
         refine=_cuda_failure,
         fields_doc="cuda_code, cuda_error, meaning, problem (unhandled cuda error)",
         example="ip-10-1-77-12:105:180 [1] NCCL WARN Cuda failure 'invalid device ordinal'",
@@ -239,7 +238,7 @@ RULES: tuple[Rule, ...] = (
         title="NCCL: a CUDA call failed inside NCCL (ncclUnhandledCudaError): the 'Cuda failure' line before it names the call",
         keywords=("unhandled cuda error", "ncclUnhandledCudaError"),
         unless=("out of memory", "Cuda failure "),
-        extract=(re.compile(r"NCCL version (?P<nccl_version>[\d.]{1,20})"),),
+        extract=(linear.compile(r"NCCL version (?P<nccl_version>[\d.]{1,20})"),),
         refine=lambda f, t: Verdict(fields={"problem": "unhandled cuda error"}),
         fields_doc="problem (unhandled cuda error), nccl_version",
         example="torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275, unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.20.5",

@@ -13,8 +13,7 @@ Sources:
 """
 from __future__ import annotations
 
-import re
-
+from playbooks import linear
 from playbooks.signatures.model import Rule, Verdict
 
 
@@ -34,8 +33,8 @@ RULES: tuple[Rule, ...] = (
         title="NCCL refused the job's configuration (ncclInvalidUsage)",
         keywords=("Duplicate GPU detected", "ncclInvalidUsage", "invalid usage (run with NCCL_DEBUG"),
         extract=(
-            re.compile(r"Duplicate GPU detected : rank (?P<rank>\d{1,6}) and rank (?P<other_rank>\d{1,6}) both on CUDA device (?P<bus_id>[0-9a-fA-F]{1,16})"),
-            re.compile(r"NCCL version (?P<nccl_version>[\d.]{1,20})"),
+            linear.compile(r"Duplicate GPU detected : rank (?P<rank>\d{1,6}) and rank (?P<other_rank>\d{1,6}) both on CUDA device (?P<bus_id>[0-9a-fA-F]{1,16})"),
+            linear.compile(r"NCCL version (?P<nccl_version>[\d.]{1,20})"),
         ),
         refine=_usage,
         fields_doc="rank, other_rank, bus_id, problem (duplicate GPU), nccl_version",

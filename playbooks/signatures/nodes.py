@@ -10,13 +10,12 @@ InsufficientFreeAddresses, NodeCreationFailure, Ec2SubnetNotFound, Ec2SubnetInva
 """
 from __future__ import annotations
 
-import re
-
+from playbooks import linear
 from playbooks.signatures.model import Rule, Verdict
 
 SLOW_PULL_SECONDS = 120.0  # the pull itself
 SLOW_WAIT_SECONDS = 300.0  # the pull including time queued behind other pulls
-_GO_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(h|ms|us|µs|ns|m|s)")
+_GO_DURATION_PART = linear.compile(r"(\d+(?:\.\d+)?)(h|ms|us|µs|ns|m|s)")
 _UNIT_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
 
 
@@ -88,7 +87,7 @@ RULES: tuple[Rule, ...] = (
         confidence="medium",
         title="kubelet cannot update its node status: the node will go NotReady (the API server is unreachable from it)",
         keywords=("Unable to update node status", "Error updating node status"),
-        extract=(re.compile(r'err="(?P<error>[^"]{1,300})'),),
+        extract=(linear.compile(r'err="(?P<error>[^"]{1,300})'),),
         refine=_status_update,
         fields_doc="error (kubelet err=), condition",
         example='E0429 12:22:18.192118  155021 kubelet_node_status.go:527] "Unable to update node status" err="update node status exceeds retry count"',
@@ -111,7 +110,7 @@ RULES: tuple[Rule, ...] = (
         confidence="low",
         title="EKS node group health issue {issue}",
         keywords=tuple(_NODEGROUP_ISSUES),
-        pattern=re.compile(r"\b(?P<issue>" + "|".join(_NODEGROUP_ISSUES) + r")\b"),
+        pattern=linear.compile(r"\b(?P<issue>" + "|".join(_NODEGROUP_ISSUES) + r")\b"),
         refine=_nodegroup_issue,
         fields_doc="issue (node group issue code), problem",
         example='            "code": "InsufficientFreeAddresses", "message": "One or more of the subnets associated with your managed node group does not have enough available IP addresses for new nodes.",',
@@ -123,8 +122,8 @@ RULES: tuple[Rule, ...] = (
         confidence="high",
         title="Image pull took {pulled_in}[ for a {image_size_gb} GB image]",
         keywords=("Successfully pulled image",),
-        pattern=re.compile(r"Successfully pulled image \\?\"(?P<image>[^\"\\\s]{1,400})\\?\" in (?P<pulled_in>[\dhmsuµn.]{1,30})(?: \((?P<including_waiting>[\dhmsuµn.]{1,30}) including waiting\))?"),
-        extract=(re.compile(r"Image size: (?P<image_size>\d+) bytes"),),
+        pattern=linear.compile(r"Successfully pulled image \\?\"(?P<image>[^\"\\\s]{1,400})\\?\" in (?P<pulled_in>[\dhmsuµn.]{1,30})(?: \((?P<including_waiting>[\dhmsuµn.]{1,30}) including waiting\))?"),
+        extract=(linear.compile(r"Image size: (?P<image_size>\d+) bytes"),),
         refine=_slow_pull,
         fields_doc="image, pulled_in, including_waiting (Go durations), image_size (bytes), pull_seconds, wait_seconds, image_size_gb",
         example='Normal  Pulled  5m29s  kubelet  Successfully pulled image "public.ecr.aws/deep-learning-containers/pytorch-training:2.8.0-gpu-py312-cu129-ubuntu22.04-ec2-v1.0" in 3m51.333s (3m51.333s including waiting). Image size: 12916508213 bytes.',
@@ -136,7 +135,7 @@ RULES: tuple[Rule, ...] = (
         confidence="medium",
         title="VPC CNI (ipamd) is not authorized to call EC2: nodes stay NotReady",
         keywords=("UnauthorizedOperation",),
-        extract=(re.compile(r"(?P<operation>(?:AssignPrivateIpAddresses|AttachNetworkInterface|CreateNetworkInterface|DescribeNetworkInterfaces|DescribeInstances|CreateTags|AssignIpv6Addresses)\b)"),),
+        extract=(linear.compile(r"(?P<operation>(?:AssignPrivateIpAddresses|AttachNetworkInterface|CreateNetworkInterface|DescribeNetworkInterfaces|DescribeInstances|CreateTags|AssignIpv6Addresses)\b)"),),
         refine=lambda f, t: Verdict(fields={"problem": "UnauthorizedOperation"}),
         fields_doc="problem (UnauthorizedOperation), operation (EC2 API call, when named)",
         example='{"level":"error","ts":"2026-01-01T00:00:00.000Z","caller":"ipamd/ipamd.go:512","msg":"Failed to call ec2:CreateNetworkInterface: UnauthorizedOperation: You are not authorized to perform this operation."}',
@@ -159,10 +158,10 @@ RULES: tuple[Rule, ...] = (
         confidence="medium",
         title="Node[ {node}] reports {condition}",
         keywords=("NodeNotReady", "NodeHasDiskPressure", "NodeHasMemoryPressure", "NodeHasPIDPressure", "Kubelet stopped posting node status", "EvictionThresholdMet", "KubeletNotReady"),
-        pattern=re.compile(r"(?P<condition>NodeNotReady|NodeHasDiskPressure|NodeHasMemoryPressure|NodeHasPIDPressure|Kubelet stopped posting node status|EvictionThresholdMet|KubeletNotReady)"),
+        pattern=linear.compile(r"(?P<condition>NodeNotReady|NodeHasDiskPressure|NodeHasMemoryPressure|NodeHasPIDPressure|Kubelet stopped posting node status|EvictionThresholdMet|KubeletNotReady)"),
         # A node name is an RFC 1123 subdomain (Kubernetes ValidateNodeName): anything else in its place is
         # not captured, so the finding stands without a node and its fix keeps the placeholder.
-        extract=(re.compile(r"Node (?P<node>[a-z0-9][-a-z0-9.]{0,252}) status is now"),),
+        extract=(linear.compile(r"Node (?P<node>[a-z0-9][-a-z0-9.]{0,252}) status is now"),),
         refine=_pressure,
         fields_doc="condition, node",
         example="Normal  NodeNotReady  2m  node-controller  Node ip-10-0-5-89.ap-northeast-2.compute.internal status is now: NodeNotReady",

@@ -16,13 +16,12 @@ Rules:
 """
 from __future__ import annotations
 
-import re
-
+from playbooks import linear
 from playbooks.signatures.model import Rule, Verdict
 
 _BUS = r"(?P<pci>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])"
 # First line of a GPU's block: index, name, persistence mode | bus id, display | volatile uncorrected ECC.
-_GPU_ROW = re.compile(r"^\|\s*(?P<index>\d+)\s+(?P<name>.+?)\s+(?:On|Off)\s*\|\s*" + _BUS + r"\s+\S+\s*\|\s*(?P<ecc>\d+|ERR!|N/A|Off)\s*\|")
+_GPU_ROW = linear.compile(r"^\|\s*(?P<index>\d+)\s+(?P<name>.+?)\s+(?:On|Off)\s*\|\s*" + _BUS + r"\s+\S+\s*\|\s*(?P<ecc>\d+|ERR!|N/A|Off)\s*\|")
 _ERR = "ERR!"
 
 
@@ -59,7 +58,7 @@ RULES: tuple[Rule, ...] = (
         confidence="medium",
         title="nvidia-smi cannot reach GPU {pci} ({error}): the GPU dropped off or its container lost access",
         keywords=("Unable to determine the device handle for GPU",),
-        pattern=re.compile(r"Unable to determine the device handle for GPU\s?" + _BUS + r":\s*(?P<error>[^\n]{1,120})"),
+        pattern=linear.compile(r"Unable to determine the device handle for GPU\s?" + _BUS + r":\s*(?P<error>[^\n]{1,120})"),
         refine=_device_handle,
         fields_doc="pci, error",
         example="Unable to determine the device handle for GPU0000:65:00.0: Unknown Error",
@@ -91,7 +90,7 @@ RULES: tuple[Rule, ...] = (
         confidence="high",
         title="nvidia-smi shows GPU[ {index}][ ({pci})] as ERR!: the driver lost the GPU",
         keywords=(_ERR,),
-        pattern=re.compile(r"^\|.*ERR!"),
+        pattern=linear.compile(r"^\|.*ERR!"),
         refine=_err_row,
         fields_doc="index, pci",
         example="|   0  ERR!                On   | 00000000:19:00.0 Off |                 ERR! |",

@@ -6,9 +6,9 @@ operator (``Error pod x condition message: ...``).
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
+from playbooks import linear
 from playbooks.signatures.model import Hit, Rule, Verdict
 
 # Taints a node carries while it joins or leaves the cluster: transient, not a missing toleration.
@@ -30,14 +30,19 @@ SYSTEM_TAINTS = frozenset(
 )
 
 GATE = "nodes are available: "
-_HEADER = re.compile(r"(?P<avail>\d+)/(?P<total>\d+) nodes are available: ")
-# One "<count> <reason>" item. The alternatives start with different characters, so the repetition
-# cannot backtrack: plain characters, a {taint} group, or a dot that does not end the sentence.
-_REASON = re.compile(
-    r"(?P<nodes>\d+) (?P<reason>node\(s\) had taint \{[^{}]*\}, that the pod didn't tolerate"
-    r"|(?:[^,.{]|\{[^{}]*\}|\.(?! |$))+)"
+_HEADER = linear.compile(r"(?P<avail>\d+)/(?P<total>\d+) nodes are available: ")
+# One "<count> <reason>" item: plain characters, {taint} groups, and dots that do not end the sentence
+# (a dot followed by a space or the end does). RE2 has no lookahead, so a dot is taken with what follows
+# it: inside the reason, dots then a character or a {group}; at its end (group "dotted"), dots then the
+# separator that stops the reason (",", a "{" never closed, or the sentence's own final dot), matched
+# but left out of the reason.
+_ITEM = r"[^,.{]|\{[^{}]*\}|\.+(?:[^ ,.{]|\{[^{}]*\})"
+_REASON = linear.compile(
+    r"(?P<nodes>\d+) (?:(?P<reason>node\(s\) had taint \{[^{}]*\}, that the pod didn't tolerate)"
+    rf"|(?P<dotted>(?:{_ITEM})*\.+)(?:,|\{{[^{{}}]*(?:\{{|$)|\.(?: |$))"
+    rf"|(?P<plain>(?:{_ITEM})+))"
 )
-_TAINT = re.compile(r"taint \{(?P<key>[^:{}]*)(?:: ?(?P<value>[^{}]*))?\}")
+_TAINT = linear.compile(r"taint \{(?P<key>[^:{}]*)(?:: ?(?P<value>[^{}]*))?\}")
 
 
 def taint_verdict(key: str, *, scheduler: str) -> Verdict:
@@ -129,7 +134,7 @@ REASONS: tuple[Rule, ...] = (
         confidence="medium",
         title="kube-scheduler: {nodes} of {total} node(s) have no free nvidia.com/gpu",
         keywords=("Insufficient ", "Too many pods"),
-        pattern=re.compile(r"Insufficient (?P<resource>\S+)|Too many (?P<resource2>pods)"),
+        pattern=linear.compile(r"Insufficient (?P<resource>\S+)|Too many (?P<resource2>pods)"),
         refine=_insufficient,
         fields_doc="nodes, total, reason, resource (cpu, memory, pods ... give karpenter.no_instance_type)",
         example="0/5 nodes are available: 1 Insufficient nvidia.com/gpu, 4 node(s) didn't match Pod's node affinity/selector.",
@@ -248,8 +253,9 @@ def reasons(text: str) -> Iterator[dict[str, str]]:
             item = _REASON.match(text, pos)
             if item is None:
                 break
-            yield {**header.groupdict(), "nodes": item.group("nodes"), "reason": item.group("reason").strip()}
-            pos = item.end()
+            reason = next(name for name in ("reason", "dotted", "plain") if item.group(name) is not None)
+            yield {**header.groupdict(), "nodes": item.group("nodes"), "reason": item.group(reason).strip()}
+            pos = item.end(reason)
             if not text.startswith(", ", pos):
                 break
             pos += 2

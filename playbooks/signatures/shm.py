@@ -15,8 +15,7 @@ Sources:
 """
 from __future__ import annotations
 
-import re
-
+from playbooks import linear
 from playbooks.signatures.model import Rule, Verdict
 
 
@@ -33,7 +32,7 @@ RULES: tuple[Rule, ...] = (
         confidence="high",
         title="DataLoader worker hit a bus error: /dev/shm is too small for its batches",
         keywords=("insufficient shared memory (shm)", "is killed by signal: Bus error"),
-        extract=(re.compile(r"DataLoader worker \(pid (?P<pid>\d{1,10})\)"),),
+        extract=(linear.compile(r"DataLoader worker \(pid (?P<pid>\d{1,10})\)"),),
         fields_doc="pid (DataLoader worker)",
         example="ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).",
     ),
@@ -45,8 +44,8 @@ RULES: tuple[Rule, ...] = (
         title="PyTorch cannot place a tensor in shared memory[ ({problem})]: /dev/shm is full",
         keywords=("unable to write to file </torch_", "unable to allocate shared memory(shm)", "unable to open shared memory object </torch_"),
         extract=(
-            re.compile(r"<(?P<segment>/torch_[\w-]{1,80})>"),
-            re.compile(r"(?P<problem>No space left on device|Cannot allocate memory)"),
+            linear.compile(r"<(?P<segment>/torch_[\w-]{1,80})>"),
+            linear.compile(r"(?P<problem>No space left on device|Cannot allocate memory)"),
         ),
         fields_doc="segment (/torch_...), problem",
         example="RuntimeError: unable to write to file </torch_394_2375628163_0>: No space left on device (28)",
@@ -59,8 +58,8 @@ RULES: tuple[Rule, ...] = (
         title="NCCL cannot create its shared-memory segment[ {segment}][ ({size} bytes)]: /dev/shm is too small",
         keywords=("Error while creating shared memory segment /dev/shm", "failed to extend /dev/shm"),
         extract=(
-            re.compile(r"(?P<segment>/dev/shm/nccl-[\w-]{1,40})"),
-            re.compile(r"\(size (?P<size>\d{1,15})\)|to (?P<size2>\d{1,15}) bytes"),
+            linear.compile(r"(?P<segment>/dev/shm/nccl-[\w-]{1,40})"),
+            linear.compile(r"\(size (?P<size>\d{1,15})\)|to (?P<size2>\d{1,15}) bytes"),
         ),
         refine=lambda f, t: _size(f),
         fields_doc="segment (/dev/shm/nccl-...), size (bytes)",

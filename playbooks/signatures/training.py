@@ -12,8 +12,7 @@ cache flushes since last step``; glibc getaddrinfo messages (``Name or service n
 """
 from __future__ import annotations
 
-import re
-
+from playbooks import linear
 from playbooks.signatures.model import Rule, Verdict
 
 SIGNALS = {1: "SIGHUP", 2: "SIGINT", 6: "SIGABRT", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM"}
@@ -56,7 +55,7 @@ RULES: tuple[Rule, ...] = (
         confidence="high",
         title="DeepSpeed ZeRO-3:[ {flushes}] PyTorch allocator cache flush(es) since last step (GPU memory pressure)",
         keywords=("allocator cache flushes",),
-        extract=(re.compile(r"(?P<flushes>\d+) pytorch allocator cache flushes"),),
+        extract=(linear.compile(r"(?P<flushes>\d+) pytorch allocator cache flushes"),),
         fields_doc="flushes",
         example="[2025-12-31 17:08:24,236] [WARNING] [stage3.py:2236:step] 1 pytorch allocator cache flushes since last step. this happens when there is high memory pressure and is detrimental to performance.",
     ),
@@ -67,7 +66,7 @@ RULES: tuple[Rule, ...] = (
         confidence="low",
         title="Name resolution failed ({problem}): MASTER_ADDR / Service DNS not resolvable",
         keywords=("Name or service not known", "Temporary failure in name resolution"),
-        pattern=re.compile(r"(?P<problem>Name or service not known|Temporary failure in name resolution)"),
+        pattern=linear.compile(r"(?P<problem>Name or service not known|Temporary failure in name resolution)"),
         # pip / git / HTTP clients print the same resolver errors; those are not rendezvous failures.
         unless=("The client socket has failed", "DistNetworkError", "HTTPConnection", "HTTPSConnection", "new connection", "urllib3", "Could not resolve host", "pip"),
         fields_doc="problem",
@@ -80,7 +79,7 @@ RULES: tuple[Rule, ...] = (
         confidence="high",
         title="Container exited with code {exit_code} ({signal})",
         keywords=("Exit Code", "exit code", "exitCode", "exited with code"),
-        pattern=re.compile(r"(?:Exit Code|exit code|exitCode|exited with code)\"?[:=]?\s{0,20}(?P<exit_code>\d{1,3})\b"),
+        pattern=linear.compile(r"(?:Exit Code|exit code|exitCode|exited with code)\"?[:=]?\s{0,20}(?P<exit_code>\d{1,3})\b"),
         refine=_exit_code,
         fields_doc="exit_code (143, 137, ...), signal",
         example="Normal  ExitedWithCode  3m10s  pytorchjob-controller  Pod: default.pytorch-dist-job-worker-0 exited with code 143",
@@ -103,7 +102,7 @@ RULES: tuple[Rule, ...] = (
         confidence="high",
         title="kubelet evicted the pod (node-pressure eviction[: low on {resource}])",
         keywords=("The node was low on resource",),
-        extract=(re.compile(r"low on resource: (?P<resource>[\w-]+(?:\.\w[\w-]*)*)"),),
+        extract=(linear.compile(r"low on resource: (?P<resource>[\w-]+(?:\.\w[\w-]*)*)"),),
         refine=lambda f, t: Verdict(fields={"reason": "Evicted"}),
         fields_doc="resource (memory, ephemeral-storage), reason (Evicted)",
         example="Warning  Evicted  2m  kubelet  The node was low on resource: ephemeral-storage. Threshold quantity: 10Gi, available: 8Gi.",

@@ -19,8 +19,7 @@ Sources (pytorch/pytorch, 2.x):
 """
 from __future__ import annotations
 
-import re
-
+from playbooks import linear
 from playbooks.signatures.model import Rule, Verdict
 
 # What each kernel assertion of PyTorch means for the job's data.
@@ -47,7 +46,7 @@ RULES: tuple[Rule, ...] = (
         confidence="high",
         title="CUDA kernel assertion failed in the training code: {assertion}",
         keywords=("] Assertion `",),
-        pattern=re.compile(r"(?:(?P<kernel>\w{1,80}): )?block: \[[\d,]{1,40}\], thread: \[[\d,]{1,40}\] Assertion `(?P<assertion>[^`]{1,200})` failed"),
+        pattern=linear.compile(r"(?:(?P<kernel>\w{1,80}): )?block: \[[\d,]{1,40}\], thread: \[[\d,]{1,40}\] Assertion `(?P<assertion>[^`]{1,200})` failed"),
         refine=_assertion,
         fields_doc="kernel, assertion, meaning",
         example="/pytorch/aten/src/ATen/native/cuda/Indexing.cu:1553: indexSelectLargeIndex: block: [226,0,0], thread: [96,0,0] Assertion `srcIndex < srcSelectDimSize` failed.",
@@ -69,7 +68,7 @@ RULES: tuple[Rule, ...] = (
         confidence="high",
         title="Index out of range in the training code[ (target {target})]",
         keywords=("index out of range in self", "is out of bounds."),
-        pattern=re.compile(r"index out of range in self|Target (?P<target>-?\d{1,12}) is out of bounds\."),
+        pattern=linear.compile(r"index out of range in self|Target (?P<target>-?\d{1,12}) is out of bounds\."),
         fields_doc="target (the label, for nll_loss / cross_entropy)",
         example="IndexError: index out of range in self",
     ),
@@ -80,7 +79,7 @@ RULES: tuple[Rule, ...] = (
         confidence="high",
         title="Tensor shape mismatch in the training code[ ({shapes})]",
         keywords=("shapes cannot be multiplied", "must match the size of tensor", "is invalid for input of size", "to match target batch_size"),
-        pattern=re.compile(
+        pattern=linear.compile(
             r"mat1 and mat2 shapes cannot be multiplied \((?P<shapes>\d{1,12}x\d{1,12} and \d{1,12}x\d{1,12})\)"
             r"|The size of tensor a \(\d{1,12}\) must match the size of tensor b \(\d{1,12}\)"
             r"|shape '\[[-\d, ]{1,200}\]' is invalid for input of size \d{1,15}"

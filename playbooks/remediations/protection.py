@@ -14,17 +14,19 @@ behaviour is assumed.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
+from playbooks import linear
 from playbooks.analyzers.evidence import parse_time
 from playbooks.remediations.proposals import DO_NOT_DISRUPT
 
 DURATIONS_SINCE = (1, 12)  # first Karpenter minor release that reads a duration
 # Go time.ParseDuration units (src/time/format.go unitMap), in seconds
 _UNITS = {"ns": 1e-9, "us": 1e-6, "\u00b5s": 1e-6, "\u03bcs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-_TERM = re.compile(r"(\d+\.?\d*|\.\d+)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)")
+# An annotation value is tenant text: matched in linear time (RE2); re took 16 s on 1,000 digits.
+_TERM = linear.compile(r"(\d+\.?\d*|\.\d+)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)")
+_VERSION = linear.compile(r"v?(\d+)\.(\d+)")
 
 
 def parse_go_duration(text: str) -> timedelta | None:
@@ -48,7 +50,7 @@ def parse_go_duration(text: str) -> timedelta | None:
 
 
 def _version(text: str | None) -> tuple[int, int] | None:
-    m = re.match(r"v?(\d+)\.(\d+)", text or "")
+    m = _VERSION.match(text or "")
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 

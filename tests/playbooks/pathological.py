@@ -14,7 +14,8 @@ from playbooks.signatures.model import Rule
 
 LINE = 64 * 1024
 PACKAGES = ("playbooks.signatures", "playbooks.documents", "playbooks.analyzers", "playbooks.karpenter")
-MODULES = ("playbooks.scope", "bot.alerts.labels", "bot.alerts.alertmanager", "bot.intent")
+MODULES = ("playbooks.scope", "playbooks.remediations.protection", "bot.alerts.labels", "bot.alerts.alertmanager", "bot.intent",
+           "handlers.mentions")
 # Text that many patterns repeat, or stop at: runs of it make a backtracking engine retry from every
 # position.
 _RUNS = (" ", "a", "A", "1", "\t", ",", ".", ":", "=", "-", "/", "{", "[", "(", '"', "\\", "a ", "1 ", ", ", ". ", "a.", "a{",

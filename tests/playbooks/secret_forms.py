@@ -64,10 +64,10 @@ def pem_body() -> list[str]:
     return [line for line in lines if len(line) == 64] + [mixed(BASE64, 40) + "=="]
 
 
-def dockerconfigjson() -> tuple[str, str]:
+def dockerconfigjson() -> str:
     auth = base64.b64encode(f"robot:{password()}".encode()).decode()
     config = {"auths": {f"{draw(HEX, 6)}.dkr.ecr.us-west-2.amazonaws.com": {"auth": auth}}}
-    return base64.b64encode(json.dumps(config).encode()).decode(), auth
+    return base64.b64encode(json.dumps(config).encode()).decode()
 
 
 def forms() -> list[Form]:
@@ -131,10 +131,10 @@ def forms() -> list[Form]:
     add("--password VALUE", f"mysql --user root --password {p} --host db.internal", p)
     t = "hf_" + mixed(ALNUM, 34)
     add("--token VALUE", f"huggingface-cli login --token {t} --add-to-git-credential", t)
-    cfg, auth = dockerconfigjson()
-    add("dockerconfigjson beside its key", f"  .dockerconfigjson: {cfg}", cfg, auth)
-    cfg, auth = dockerconfigjson()
-    add("dockerconfigjson alone", f"data {cfg}", cfg, auth)
+    cfg = dockerconfigjson()
+    add("dockerconfigjson beside its key", f"  .dockerconfigjson: {cfg}", cfg)
+    cfg = dockerconfigjson()
+    add("dockerconfigjson alone", f"data {cfg}", cfg)
     hook = f"T{draw(UPPER_DIGITS, 10)}/B{draw(UPPER_DIGITS, 10)}/{mixed(ALNUM, 24)}"
     add("slack webhook", f"ALERT_WEBHOOK=https://hooks.slack.com/services/{hook}", hook)
     t = f"xoxb-{draw(string.digits, 12)}-{draw(string.digits, 13)}-{mixed(ALNUM, 24)}"

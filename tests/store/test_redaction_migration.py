@@ -1,4 +1,4 @@
-"""Migration 0003 redacts what earlier versions stored (SQLite and PostgreSQL)."""
+"""Migrations 0003 and 0007 redact what earlier versions stored (SQLite and PostgreSQL)."""
 from __future__ import annotations
 
 import json
@@ -162,3 +162,70 @@ def test_a_large_table_is_processed_in_full(engine):
     assert json.loads(rows[-1].evidence) == [{"source": "env", "text": f"row {total - 1} HF_TOKEN=[REDACTED]"}]
     assert sum(updated) == total - total // clean_every
     assert len(updated) > 1 and max(updated) <= 500  # a batch at a time, never the whole table
+
+
+# -- migration 0007: the detector, over every text column of every table --------------------------------
+
+SLOTS = 16  # text columns filled by one call of _insert_0006_rows
+
+
+def _insert_0006_rows(conn, texts: list[str], n: int) -> None:
+    """One row in each table that holds text, every text column filled (``texts`` in turn, SLOTS of
+    them), as a version before the detector stored them (plain SQL: the ORM models redact on the way in)."""
+    json_list = lambda t: json.dumps([{"source": "logs of pod ml/x", "text": t}])  # noqa: E731
+    it = iter(texts * SLOTS)
+    incident = insert_incident(conn, title=next(it), resolution=next(it), fingerprint=f"fp7-{n}")
+    run = insert_run(conn, incident, next(it))
+    insert_findings(conn, run, [(next(it), json_list(next(it)))])
+    insert_timeline(conn, incident, next(it))
+    conn.execute(text(
+        "INSERT INTO proposals (incident_id, kind, target, cluster, params, reason, requested_by, requested_at, "
+        "expires_at, state, plan, results, undo, version) VALUES (:i, 'cordon-gpu-node', 'node/x', 'prod', :params, "
+        ":reason, 'U0ALICE', CURRENT_TIMESTAMP, CURRENT_TIMESTAMP, 'failed', :plan, :results, :undo, 1)"),
+        {"i": incident, "params": json.dumps({"note": next(it)}), "reason": next(it),
+         "plan": json.dumps({"summary": next(it)}), "results": json.dumps([{"error": next(it)}]),
+         "undo": json.dumps([{"detail": next(it)}])})
+    group = conn.execute(text(
+        "INSERT INTO alert_groups (group_key, source, cluster, code, severity, title, count, status, resolved_reason, "
+        "first_seen, last_seen) VALUES (:k, 'sweep', 'prod', 'c', 'error', :t, 1, 'resolved', :r, CURRENT_TIMESTAMP, "
+        "CURRENT_TIMESTAMP) RETURNING id"), {"k": f"g{n}", "t": next(it), "r": next(it)}).scalar_one()
+    conn.execute(text(
+        "INSERT INTO alerts (group_id, fingerprint, group_key, source, code, severity, cluster, target_kind, "
+        "target_name, title, evidence, count, first_seen, last_seen, status, resolved_reason) VALUES (:g, 'f', :k, "
+        "'sweep', 'c', 'error', 'prod', 'node', 'x', :t, :e, 1, CURRENT_TIMESTAMP, CURRENT_TIMESTAMP, 'resolved', :r)"),
+        {"g": group, "k": f"g{n}", "t": next(it), "e": json_list(next(it)), "r": next(it)})
+
+
+def test_0007_redacts_every_text_column_with_the_detector(db_url):
+    from tests.playbooks.secret_forms import forms
+    from tests.playbooks.test_redaction_corpus import leaked
+
+    corpus = [f for f in forms() if f.one_line]
+    engine = make_engine(db_url)
+    try:
+        assert migrate.upgrade(engine, "0006") == "0006"
+        texts = [f.text for f in corpus]
+        with engine.begin() as conn:
+            for n in range(0, len(texts), SLOTS):
+                _insert_0006_rows(conn, texts[n:n + SLOTS], n)
+        before = json.dumps(dump(engine))
+        assert [f.name for f in corpus if not all(s in before for s in f.secrets)] == []
+
+        assert migrate.upgrade(engine, "0007") == "0007"
+        once = dump(engine)
+        after = json.dumps(once)
+        for form in corpus:
+            for secret in form.secrets:
+                assert not leaked(secret, after), (form.name, secret)
+        with engine.connect() as conn:
+            for column in ("params", "plan", "results", "undo"):
+                for stored in conn.execute(text(f"SELECT {column} FROM proposals")).scalars():
+                    json.loads(stored)  # still JSON
+            assert all("[REDACTED]" in r for r in conn.execute(text("SELECT resolution FROM incidents")).scalars())
+
+        updated = count_updated_rows(engine)
+        assert migrate.downgrade(engine, "0006") == "0006"
+        assert migrate.upgrade(engine, "0007") == "0007"
+        assert updated == [] and dump(engine) == once  # running it again changes nothing
+    finally:
+        engine.dispose()

@@ -58,6 +58,12 @@ class Match(re2._Match):
     def span(self, group=0):
         return super().span(self._index(group))
 
+    def groupdict(self, default=None):
+        # The wrapper's looks each group up by name again; a scan reads one per rule and line.
+        spans, text = self._spans, self._text
+        return {name: default if spans[index] == _NULL_SPAN else text[spans[index][0]:spans[index][1]]
+                for name, index in self._regexp.groupindex.items()}
+
     def _index(self, group):
         if isinstance(group, str):
             if group not in self._regexp.groupindex:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from types import MappingProxyType
 
 from playbooks import linear
@@ -71,12 +72,19 @@ _NAMES = linear.compile(r"\{(\w+)\}")
 
 def format_title(template: str, fields: Mapping[str, str]) -> str:
     """Fill ``{name}`` placeholders; a ``[...]`` part is dropped when a field inside it is missing."""
+    pieces, last = [], 0
+    for start, end, inner, names in _optional_parts(template):
+        pieces += (template[last:start], inner if names <= fields.keys() else "")
+        last = end
+    if pieces:
+        template = "".join(pieces) + template[last:]
+    return template.format_map(_Blank(fields))
 
-    def optional(part: linear.Match) -> str:
-        inner = part.group(1)
-        return inner if all(name in fields for name in _NAMES.findall(inner)) else ""
 
-    return _OPTIONAL.sub(optional, template).format_map(_Blank(fields))
+@lru_cache(maxsize=1024)  # rule titles, parsed once (a title built from a line's values is not kept long)
+def _optional_parts(template: str) -> tuple[tuple[int, int, str, frozenset[str]], ...]:
+    return tuple((m.start(), m.end(), m.group(1), frozenset(_NAMES.findall(m.group(1))))
+                 for m in _OPTIONAL.finditer(template)) if "[" in template else ()
 
 
 @dataclass(frozen=True)

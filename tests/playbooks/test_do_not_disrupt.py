@@ -31,9 +31,14 @@ def test_go_durations(text, seconds):
     assert parse_go_duration(text).total_seconds() == pytest.approx(seconds)
 
 
-@pytest.mark.parametrize("text", ["5", "true", "1d", "2 h", " 2h", "", "h"])
+@pytest.mark.parametrize("text", ["5", "true", "1d", "2 h", " 2h", "", "h", "9" * 5000 + "h", "3000000h"])
 def test_not_go_durations(text):
     assert parse_go_duration(text) is None
+
+
+def test_a_hostile_annotation_or_version_is_no_protection_and_no_crash():
+    reading = protection(pod("9" * 5000 + "h"), now=NOW, karpenter_version="v" + "9" * 5000 + ".1")
+    assert not reading.active
 
 
 def test_true_protects_in_every_version():

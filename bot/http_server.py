@@ -23,10 +23,10 @@ from __future__ import annotations
 from typing import Mapping
 
 from slack_bolt import App
-from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse
 from starlette.routing import Route as Path
+from starlette.routing import Router
 
 from bot.edge.framing import MAX_BODY
 from bot.edge.limits import ConnectionLimits
@@ -47,12 +47,24 @@ async def _healthz(request: Request) -> PlainTextResponse:
     return PlainTextResponse("ok")
 
 
-def edge_app(app: App | None, guard: ReplayGuard, routes: Mapping[str, Route]) -> Starlette:
-    paths = [Path("/healthz", _healthz, methods=["GET", "HEAD"])]
-    if app is not None:
-        paths.append(Path("/slack/events", SlackEvents(app, guard).handle, methods=["POST"]))
-    paths += [Path(path, RouteEndpoint(route).handle, methods=["POST"]) for path, route in routes.items()]
-    return Starlette(routes=paths)
+class EdgeApp:
+    """The ASGI app: a bare Starlette router. Starlette's application wrapper would add two middlewares
+    per request (error pages, HTTPException handling) that the endpoints here have no use for: every
+    answer they give is built in place, and an unexpected error is uvicorn's 500 and log line."""
+
+    def __init__(self, app: App | None, guard: ReplayGuard, routes: Mapping[str, Route]) -> None:
+        self._endpoints = [RouteEndpoint(route) for route in routes.values()]
+        paths = [Path("/healthz", _healthz, methods=["GET", "HEAD"])]
+        paths += [Path(path, endpoint.handle, methods=["POST"]) for path, endpoint in zip(routes, self._endpoints)]
+        if app is not None:
+            slack = SlackEvents(app, guard)
+            self._endpoints.append(slack)
+            paths.append(Path("/slack/events", slack.handle, methods=["POST"]))
+        self.router = Router(routes=paths)
+
+    def close(self) -> None:
+        for endpoint in self._endpoints:
+            endpoint.close()
 
 
 class SlackHttpServer:
@@ -66,7 +78,8 @@ class SlackHttpServer:
                  replay_guard: ReplayGuard | None = None, routes: Mapping[str, Route] | None = None) -> None:
         self.replay_guard = replay_guard or ReplayGuard()
         limits = ConnectionLimits(total=max_connections, per_client=max_connections_per_client)
-        self._edge = EdgeServer(edge_app(app, self.replay_guard, dict(routes or {})), host=host, port=port,
+        self._app = EdgeApp(app, self.replay_guard, dict(routes or {}))
+        self._edge = EdgeServer(self._app.router, host=host, port=port,
                                 limits=limits, read_timeout=read_timeout, idle_timeout=idle_timeout,
                                 name="gpubot-http")
 
@@ -90,3 +103,4 @@ class SlackHttpServer:
 
     def stop(self) -> None:
         self._edge.stop()
+        self._app.close()

@@ -1,4 +1,4 @@
-"""The HTTP edge: uvicorn (h11) serving a small Starlette app, with what a public port needs on top.
+"""The HTTP edge: uvicorn (h11) serving Starlette routes, with what a public port needs on top.
 
 - ``protocol``: uvicorn's h11 protocol with a connection limit per client address and in all, a
   deadline for each request to arrive whole, and one-line answers to malformed HTTP;

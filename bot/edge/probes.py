@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from typing import Callable
 
-from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse
-from starlette.routing import Route
+from starlette.routing import Route, Router
 
 from bot.edge.limits import ConnectionLimits
 from bot.edge.server import EdgeServer
@@ -23,7 +22,7 @@ PROBE_CONNECTIONS_PER_CLIENT = 8
 PROBE_TIMEOUT = 5.0
 
 
-def probe_app(ready: Callable[[], bool]) -> Starlette:
+def probe_app(ready: Callable[[], bool]) -> Router:
     async def healthz(request: Request) -> PlainTextResponse:
         return PlainTextResponse("ok")
 
@@ -32,8 +31,8 @@ def probe_app(ready: Callable[[], bool]) -> Starlette:
             return PlainTextResponse("ok")
         return PlainTextResponse("not ready: not accepting requests", status_code=503)
 
-    return Starlette(routes=[Route("/healthz", healthz, methods=["GET", "HEAD"]),
-                             Route("/readyz", readyz, methods=["GET", "HEAD"])])
+    return Router(routes=[Route("/healthz", healthz, methods=["GET", "HEAD"]),
+                          Route("/readyz", readyz, methods=["GET", "HEAD"])])
 
 
 class ProbeServer(EdgeServer):

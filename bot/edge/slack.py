@@ -3,22 +3,33 @@
 one value per framing and signature header (the value Bolt reads), no Transfer-Encoding, a body of at
 most MAX_BODY bytes, a numeric timestamp within five minutes, a valid signature, then not a replay
 (bot/replay.py), so forged traffic never enters the replay set. Only a request that passed all of these
-reaches Bolt, which checks the signature again. Bolt's ``App`` is synchronous: its dispatch runs in a
-thread pool, so a slow listener never holds the event loop that reads every other request.
+reaches Bolt, which checks the signature again. Bolt's ``App`` is synchronous: building its request
+and dispatching it run in a few threads of its own, so a slow listener never holds the event loop that
+reads every other request. (Bolt's own Starlette adapter calls ``App.dispatch`` on the event loop: one
+ack waiting on the network there would stall every connection.)
 """
 from __future__ import annotations
 
-from slack_bolt import App, BoltRequest
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
+
+from slack_bolt import App, BoltRequest, BoltResponse
 from slack_bolt.adapter.starlette.handler import to_starlette_response
 from slack_bolt.middleware.request_verification import RequestVerification
 from slack_sdk.signature import SignatureVerifier
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
 from bot.edge.framing import checked_length, read_body, refusal, signed_headers
 from bot.edge.refusals import Refused
 from bot.replay import SIGNATURE_WINDOW, ReplayGuard
+
+# Acks are a millisecond of Python each: more threads only pass the interpreter lock around more. With
+# 200 commands at once (tests/benchmarks/bench_ack.py) p99 doubled with anyio's default 40 threads, and
+# doubled again when each ack waited for one of anyio's CapacityLimiter tokens, which only the busy event
+# loop hands out; a plain executor's threads take the next ack from its queue themselves. A few, not one,
+# so an ack that waits on the network (a form opened with views.open) does not hold up the rest.
+DISPATCH_THREADS = 4
 
 
 def bolt_verifier(app: App) -> SignatureVerifier:
@@ -35,6 +46,7 @@ class SlackEvents:
         self._app = app
         self._verifier = bolt_verifier(app)
         self._guard = guard
+        self._threads = ThreadPoolExecutor(DISPATCH_THREADS, thread_name_prefix="gpubot-ack")
 
     async def handle(self, request: Request) -> Response:
         try:
@@ -49,8 +61,16 @@ class SlackEvents:
                 raise Refused(401, "replayed request")
         except Refused as refused:
             return refusal(request, refused)
-        bolt_request = BoltRequest(body=text, query=request.url.query, headers=_all_values(request))
-        return to_starlette_response(await run_in_threadpool(self._app.dispatch, bolt_request))
+        response = await asyncio.get_running_loop().run_in_executor(
+            self._threads, self._dispatch, text, request.url.query, _all_values(request))
+        return to_starlette_response(response)
+
+    def close(self) -> None:
+        self._threads.shutdown(wait=False)
+
+    def _dispatch(self, body: str, query: str, headers: dict[str, list[str]]) -> BoltResponse:
+        # In a dispatch thread: BoltRequest parses the body (form fields, JSON payloads), too.
+        return self._app.dispatch(BoltRequest(body=body, query=query, headers=headers))
 
     def _checked_signature(self, body: str, signed: tuple[str, str] | None) -> tuple[str, str]:
         if signed is None:

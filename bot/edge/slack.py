@@ -24,11 +24,11 @@ from bot.edge.framing import checked_length, read_body, refusal, signed_headers
 from bot.edge.refusals import Refused
 from bot.replay import SIGNATURE_WINDOW, ReplayGuard
 
-# Acks are a millisecond of Python each: more threads only pass the interpreter lock around more. With
-# 200 commands at once (tests/benchmarks/bench_ack.py) p99 doubled with anyio's default 40 threads, and
-# doubled again when each ack waited for one of anyio's CapacityLimiter tokens, which only the busy event
-# loop hands out; a plain executor's threads take the next ack from its queue themselves. A few, not one,
-# so an ack that waits on the network (a form opened with views.open) does not hold up the rest.
+# Acks are a millisecond of Python each: more threads only pass the interpreter lock around more. 200
+# commands at once (tests/benchmarks/bench_ack.py, 2 cores) were acked at p99 1.5-1.8 s on anyio's
+# default 40 threads and 0.7-1.0 s on 4 anyio CapacityLimiter tokens (each token is handed on by the busy
+# event loop), 0.27-0.45 s on these 4 executor threads, which take the next ack from their queue
+# themselves. A few, not one, so an ack that waits on the network (views.open) does not hold the rest.
 DISPATCH_THREADS = 4
 
 

@@ -25,11 +25,12 @@ from bot.edge.refusals import Refused
 from bot.replay import SIGNATURE_WINDOW, ReplayGuard
 
 # Acks are a millisecond of Python each: more threads only pass the interpreter lock around more. 200
-# commands at once (tests/benchmarks/bench_ack.py, 2 cores) were acked at p99 1.5-1.8 s on anyio's
+# commands at once (tests/benchmarks/bench_ack.py, 2 busy cores) were acked at p99 1.5-1.8 s on anyio's
 # default 40 threads and 0.7-1.0 s on 4 anyio CapacityLimiter tokens (each token is handed on by the busy
-# event loop), 0.27-0.45 s on these 4 executor threads, which take the next ack from their queue
-# themselves. A few, not one, so an ack that waits on the network (views.open) does not hold the rest.
-DISPATCH_THREADS = 4
+# event loop); on executor threads, which take the next ack from their queue themselves, 0.45-0.50 s
+# with 2, 0.36-0.39 s with 4, 0.31-0.35 s with 8. Several, too, so that acks waiting on the network
+# (views.open) do not hold up the rest.
+DISPATCH_THREADS = 8
 
 
 def bolt_verifier(app: App) -> SignatureVerifier:

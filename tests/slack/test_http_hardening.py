@@ -1,6 +1,7 @@
 """HTTP mode against hostile traffic, over real sockets to the app create_app builds: replays refused
-only after the signature check and on the header Bolt verifies, malformed framing answered 400, slow
-and idle clients cut off, connections capped, refusals logged as one line without the body."""
+only after the signature check and on the header Bolt verifies, malformed framing answered 400 in one
+JSON line, slow and idle clients cut off, connections capped per client address and in all, refusals
+logged as one line without the body."""
 from __future__ import annotations
 
 import itertools

@@ -19,12 +19,23 @@ log = logging.getLogger("gpubot")
 T = TypeVar("T")
 
 
+def _schema_is_current(settings: Settings) -> None:
+    from bot.store import check_current, make_engine
+
+    engine = make_engine(settings.database_url)
+    try:
+        check_current(engine)
+    finally:
+        engine.dispose()
+
+
 def run(settings: Settings) -> int:
     from bot.alerts.runtime import Alerts, cluster_name
     from bot.app import build_app, work_pool
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     log.info("gpubot: %s", check_policy(settings))
+    _schema_is_current(settings)  # before worker processes start: each would fail on it with a traceback
     workers = None
     if settings.workers > 0:
         from bot.workers import WorkerPool

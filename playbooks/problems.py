@@ -36,6 +36,9 @@ class Problem:
     nodepool: str | None = None  # for routing (policy `alerts:`), when known
     remediations: tuple[Remediation, ...] = ()
     labels: dict[str, str] = field(default_factory=dict)  # Alertmanager labels, for routing and display
+    # A namespace the problem speaks of besides its target's: an alert about a node (DCGM's Xid) also
+    # names the pod using the GPU, and whoever is shown it in full must be able to read that namespace.
+    workload_namespace: str | None = None
 
     def __post_init__(self) -> None:
         if self.severity not in SEVERITIES:
@@ -47,6 +50,11 @@ class Problem:
     def fingerprint(self) -> str:
         t = self.target
         return fingerprint(cluster=self.cluster, kind=t.kind, namespace=t.namespace, name=t.name, code=self.code)
+
+    @property
+    def namespace(self) -> str | None:
+        """The namespace whose readers alone may see the problem in full (routing, masking)."""
+        return self.target.namespace or self.workload_namespace
 
     @property
     def group_key(self) -> str:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Mapping
 
-from bot.alerts.labels import code_for, group_for, severity_for, target_for
+from bot.alerts.labels import code_for, group_for, severity_for, target_for, workload_namespace
 from playbooks import linear
 from playbooks.model import Evidence
 from playbooks.problems import Problem
@@ -151,6 +151,7 @@ def _problem(labels: dict[str, str], annotations: dict[str, str], *, am_fingerpr
         group=group_for(labels, code=code, target=target),
         nodepool=labels.get("nodepool") or None,
         labels={k: _redact_value(k, v) for k, v in labels.items()},
+        workload_namespace=workload_namespace(labels) if target.namespace is None else None,
     )
 
 

@@ -151,6 +151,14 @@ def group_for(labels: Mapping[str, str], *, code: str, target: Target) -> str | 
     return None
 
 
+def workload_namespace(labels: Mapping[str, str]) -> str | None:
+    """The namespace of the workload an alert names besides its object (DCGM's ``pod`` / ``namespace``
+    beside ``Hostname``), or of anything it is labelled with; the exporter's own pod names none."""
+    if not labels.get("exported_namespace") and (labels.get("pod") or "").startswith(_EXPORTER_PODS):
+        return None
+    return _namespace(labels.get("exported_namespace") or labels.get("namespace"))
+
+
 def _workload_pod(labels: Mapping[str, str]) -> Target | None:
     if labels.get("exported_pod"):
         name, namespace = labels.get("exported_pod"), labels.get("exported_namespace") or labels.get("namespace")

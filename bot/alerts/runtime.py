@@ -122,7 +122,7 @@ class Alerts:
     def _reader(self, problem: Problem) -> str | None:
         """The channel the alert is routed to when that channel may read it in full; None: it is not
         diagnosed (it would be masked there, or goes nowhere), so nothing is read on its behalf."""
-        found = self.router.destination(cluster=problem.cluster, scopes=[(problem.cluster, problem.target.namespace)],
+        found = self.router.destination(cluster=problem.cluster, scopes=[(problem.cluster, problem.namespace)],
                                         nodepool=problem.nodepool, severity=problem.severity)
         return found.channel if found is not None and not found.masked else None
 

@@ -232,7 +232,7 @@ class AlertStore(ClockedStore):
     def _open_group(self, session: Session, problem: Problem, now: datetime, source: str) -> AlertGroup:
         key = group_key(problem)
         group = AlertGroup(group_key=key, source=source, cluster=problem.cluster,
-                           namespace=problem.target.namespace, code=problem.code, severity=problem.severity,
+                           namespace=problem.namespace, code=problem.code, severity=problem.severity,
                            title=redact(problem.title), count=0, status="firing", first_seen=now, last_seen=now,
                            in_digest=False, snoozed_until_resolved=False)
         # A snooze for a time outlives the message: the same storm back within the hour stays quiet.
@@ -261,7 +261,7 @@ class AlertStore(ClockedStore):
         t = problem.target
         row = Alert(group_id=group.id, fingerprint=problem.fingerprint, group_key=group.group_key,
                     source=source, code=problem.code, severity=problem.severity, cluster=problem.cluster,
-                    namespace=t.namespace, target_kind=t.kind, target_name=t.name, nodepool=problem.nodepool,
+                    namespace=problem.namespace, target_kind=t.kind, target_name=t.name, nodepool=problem.nodepool,
                     title=redact(problem.title), evidence=_evidence(problem), count=count, first_seen=now,
                     last_seen=now, status="firing", incident_state="pending")
         try:

@@ -173,3 +173,45 @@ def test_the_sweep_masks_too_and_no_incident_thread_is_a_masked_message(world):
     incidents = alerts.notifier.incidents.list(status="open", limit=200)
     in_threads = {(i.slack_channel, i.slack_ts) for i in incidents if i.namespace == "sft"}
     assert in_threads <= {(None, None)}, in_threads
+
+
+def gpu_xid(node: str, *, pod: str, namespace: str) -> dict:
+    """DCGM exporter's Xid alert: about a node, naming the pod that uses the GPU (labels as
+    NVIDIA/dcgm-exporter writes them: Hostname, gpu, UUID, pod, namespace)."""
+    return {"status": "firing", "labels": {"alertname": "GPUXidError", "severity": "critical", "Hostname": node,
+                                           "gpu": "3", "UUID": "GPU-5f1c0ffee", "pod": pod, "namespace": namespace},
+            "annotations": {"summary": f"Xid 79 on {node} GPU 3 (pod {namespace}/{pod})"},
+            "startsAt": "2026-11-23T10:00:00Z", "endsAt": "0001-01-01T00:00:00Z",
+            "generatorURL": "http://prometheus/graph", "fingerprint": "c3".ljust(16, "0")}
+
+
+def test_a_node_alert_naming_a_pod_is_masked_where_its_namespace_is_closed(world):
+    sim, slack, _ = world
+    alerts = make_alerts(world, f"alerts:\n  routes:\n    - {{channel: {BENCH}}}\n")
+    deliver(alerts, webhook(gpu_xid("ip-10-0-1-23.ec2.internal", pod=SFT_POD, namespace="sft")))
+    [posted] = slack.calls("chat.postMessage")
+    assert posted.args["channel"] == BENCH
+    shown = json.dumps(posted.args)
+    assert "cannot read" in posted.args["text"]
+    for secret in ("sft", SFT_POD, "Xid 79 on"):
+        assert secret not in shown, secret
+
+
+def test_a_node_alert_naming_a_pod_goes_in_full_where_its_namespace_is_open(world):
+    sim, slack, _ = world
+    alerts = make_alerts(world, f"alerts:\n  routes:\n    - {{channel: {BENCH}}}\n    - {{channel: {SFT}}}\n")
+    deliver(alerts, webhook(gpu_xid("ip-10-0-1-23.ec2.internal", pod=SFT_POD, namespace="sft")))
+    [posted] = slack.calls("chat.postMessage")
+    assert posted.args["channel"] == SFT
+    assert SFT_POD in json.dumps(posted.args) and "cannot read" not in posted.args["text"]
+
+
+def test_a_node_alert_scraped_from_the_exporter_names_no_workload(world):
+    """``pod`` naming the DCGM exporter itself (ServiceMonitor without honorLabels) is no workload: the
+    alert is about the node alone and any channel the cluster is open to reads it."""
+    sim, slack, _ = world
+    alerts = make_alerts(world, f"alerts:\n  routes:\n    - {{channel: {BENCH}}}\n")
+    deliver(alerts, webhook(gpu_xid("ip-10-0-1-23.ec2.internal", pod="nvidia-dcgm-exporter-x7k2p",
+                                    namespace="gpu-operator")))
+    [posted] = slack.calls("chat.postMessage")
+    assert posted.args["channel"] == BENCH and "cannot read" not in posted.args["text"]

@@ -14,12 +14,12 @@ Create Date: 2026-11-25
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Callable
 
-import sqlalchemy as sa
 from alembic import op
 
 from bot.store.redacted import redact_json_text
+from bot.store.rewrite import rewrite_columns
 from playbooks.redact import redact
 
 revision = "0007"
@@ -27,7 +27,6 @@ down_revision = "0006"
 branch_labels = None
 depends_on = None
 
-BATCH = 500
 TEXT, JSON = redact, redact_json_text
 COLUMNS: dict[str, dict[str, Callable[[str], str]]] = {
     "incidents": {"title": TEXT, "resolution": TEXT},
@@ -43,32 +42,8 @@ COLUMNS: dict[str, dict[str, Callable[[str], str]]] = {
 def upgrade() -> None:
     bind = op.get_bind()
     for table, columns in COLUMNS.items():
-        _rewrite(bind, table, columns)
+        rewrite_columns(bind, table, columns)
 
 
 def downgrade() -> None:
     """Nothing to undo: the secrets are gone, which is the point."""
-
-
-def _rewrite(bind: sa.Connection, name: str, columns: dict[str, Callable[[str], str]]) -> None:
-    ident = sa.column("id", sa.Integer)
-    table = sa.table(name, ident, *(sa.column(c, sa.Text) for c in columns))
-    update = sa.update(table).where(ident == sa.bindparam("row_id")).values(
-        {c: sa.bindparam(f"new_{c}") for c in columns})
-    last = 0
-    while True:
-        rows = bind.execute(sa.select(table).where(ident > last).order_by(ident).limit(BATCH)).mappings().all()
-        if not rows:
-            return
-        changed = [params for params in (_redacted(row, columns) for row in rows) if params]
-        if changed:
-            bind.execute(update, changed)
-        last = rows[-1]["id"]
-
-
-def _redacted(row: sa.RowMapping, columns: dict[str, Callable[[str], str]]) -> dict[str, Any] | None:
-    """The UPDATE parameters for ``row``, or None when redaction leaves all of its text as it was."""
-    new = {c: fn(row[c]) if row[c] else row[c] for c, fn in columns.items()}
-    if all(new[c] == row[c] for c in columns):
-        return None
-    return {"row_id": row["id"], **{f"new_{c}": text for c, text in new.items()}}

@@ -85,12 +85,13 @@ def alert_blocks(group: "GroupView", *, now: datetime, masked: bool = False) -> 
     evidence = _evidence(group)
     if evidence:
         blocks.append(kit.section(evidence))
+    return blocks + _footer(group, now, resolved=resolved)
+
+
+def _footer(group: "GroupView", now: datetime, *, resolved: bool) -> list[dict]:
+    """Snooze / acknowledgement state, then the buttons while the alert still fires."""
     status = _status(group, now)
-    if status:
-        blocks.append(kit.context(status))
-    if not resolved:
-        blocks += alert_buttons(group)
-    return blocks
+    return ([kit.context(status)] if status else []) + ([] if resolved else alert_buttons(group))
 
 
 def _masked_blocks(group: "GroupView", *, now: datetime) -> list[dict]:
@@ -105,12 +106,7 @@ def _masked_blocks(group: "GroupView", *, now: datetime) -> list[dict]:
     if resolved:
         blocks.append(kit.context(f"Resolved {slack_date(group.resolved_at or now)}"))
     blocks.append(kit.context(MASKED_NOTE))
-    status = _status(group, now)
-    if status:
-        blocks.append(kit.context(status))
-    if not resolved:
-        blocks += alert_buttons(group)
-    return blocks
+    return blocks + _footer(group, now, resolved=resolved)
 
 
 MASKED_NOTE = ("Details held back: gpubot's policy does not open this alert's namespace to this channel. "

@@ -26,11 +26,20 @@ CODES: tuple[str, ...] = (
     "gpu.device_plugin_missing",
     "gpu.unhealthy_device",
     "gpu.xid_error",
+    # The container never ran the job: its image or its spec is the answer.
+    "image.pull_failed",
+    "container.config_error",
+    # The process sees no GPU (no nvidia.com/gpu limit, hidden devices, driver older than the runtime):
+    # every CUDA and NCCL error after it follows from it.
+    "training.gpu_not_visible",
     # The job's own configuration or code: it explains the NCCL noise, the vanished peers and the
     # crash loop that follow it.
     "nccl.invalid_usage",
+    "nccl.network_config",
     "training.code_error",
+    "training.numerical",
     "training.shm_exhausted",
+    "storage.disk_full",
     "nccl.peer_unresponsive",
     "karpenter.disruption",
     "training.cuda_oom",
@@ -40,6 +49,9 @@ CODES: tuple[str, ...] = (
     "training.terminated",
     "nccl.timeout",
     "training.memory_pressure",
+    # An error no more specific code explains, classed by upstream's own tables: the floor under every
+    # failure, so that none is silent.
+    "training.failed",
     # A container restarting with no more specific cause: the generic fallback among training codes.
     "training.crash_loop",
     "scheduling.insufficient_gpu",
@@ -55,7 +67,8 @@ CODE_SET = frozenset(CODES)
 # consequence and is not reported.
 CRASH_CAUSES: tuple[str, ...] = (
     "training.cuda_oom", "training.code_error", "training.shm_exhausted", "training.terminated",
-    "training.rendezvous_failed", "nccl.", "gpu.", "efa.network_unreachable",
+    "training.rendezvous_failed", "training.gpu_not_visible", "training.numerical", "training.failed",
+    "storage.disk_full", "image.pull_failed", "container.config_error", "nccl.", "gpu.", "efa.network_unreachable",
 )
 
 

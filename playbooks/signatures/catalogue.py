@@ -123,8 +123,8 @@ from types import MappingProxyType
 
 from playbooks.fix_values import is_dns1123_label, is_dns1123_subdomain
 from playbooks.signatures import (
-    crash_loop, cuda_oom, efa, elastic, gating, gpu, gpu_health, karpenter, nccl, nccl_usage, nodes, nvidia_smi,
-    scheduling, shm, training, training_code,
+    containers, crash_loop, cuda_oom, efa, elastic, gating, gpu, gpu_health, images, karpenter, nccl, nccl_usage,
+    nodes, nvidia_smi, scheduling, shm, storage, training, training_code,
 )
 from playbooks.signatures.model import Hit, Rule, Signal, trim
 from playbooks.signatures.prefilter import anchors
@@ -148,6 +148,9 @@ LINE_RULES: tuple[Rule, ...] = (
     *shm.RULES,
     *crash_loop.RULES,
     *nodes.RULES,
+    *images.RULES,
+    *containers.RULES,
+    *storage.RULES,
 )
 # Rules that run on a part of a line rather than the whole line (documentation and tests).
 PART_RULES: tuple[Rule, ...] = (*scheduling.REASONS, *karpenter.SEGMENT_RULES)

@@ -68,6 +68,12 @@ class _EveryLine:
     def lines(self, text):
         return ((n, line, None) for n, line in enumerate(iter_lines(text), start=1))
 
+    def spans(self, text):
+        start = 0
+        for n, line in enumerate(iter_lines(text), start=1):
+            yield n, line, None, start + len(line)
+            start += len(line) + 1
+
     def line_count(self, text):
         return sum(1 for _ in iter_lines(text))
 
@@ -81,14 +87,14 @@ def _without_prefilter(text: str, source: str = "pasted text"):
         explain_module._prefilter = real
 
 
-@pytest.mark.parametrize("fixture", sorted(p.name for p in FIXTURES.iterdir()))
+@pytest.mark.parametrize("fixture", sorted(p.relative_to(FIXTURES).as_posix() for p in FIXTURES.rglob("*") if p.is_file()))
 def test_explain_matches_a_scan_of_every_line(engine, fixture) -> None:
     text = (FIXTURES / fixture).read_text()
     assert explain_text(text, source=fixture).to_dict() == _without_prefilter(text, source=fixture).to_dict()
 
 
 def test_explain_matches_on_a_large_shuffled_log(engine) -> None:
-    lines = [line for p in sorted(FIXTURES.iterdir()) for line in p.read_text().splitlines()]
+    lines = [line for p in sorted(FIXTURES.rglob("*")) if p.is_file() for line in p.read_text().splitlines()]
     rng = random.Random(3)
     text = "\n".join(rng.choice(lines) if rng.random() < 0.2 else f"step {i} loss 1.{i % 97}" for i in range(20_000))
     fast, full = explain_text(text), _without_prefilter(text)

@@ -53,8 +53,8 @@ def _healthy() -> list[str]:
 HEALTHY = _healthy()
 
 
-# (a) torchrun's --tee / --local-ranks-filter prefixes: "[rank%d]:" since PyTorch 2.2, "[%s%d]:" (role, local
-# rank) before it (torch/distributed/elastic/multiprocessing/subprocess_handler, tail_log.py).
+# (a) the prefixes torchrun's --tee / --local-ranks-filter put before each line of a rank's output
+# (torch/distributed/elastic/multiprocessing): "[rank%d]:" in recent PyTorch, "[%s%d]:" (role, local rank) before.
 def _tee(role: str) -> Callable[[random.Random], Callable[[int], str]]:
     return lambda rng: (lambda n, r=rng.randrange(8): f"[{role}{r}]:")
 
@@ -173,8 +173,8 @@ def variants(name: str, text: str) -> Iterator[Variant]:
     for width in WIDTHS:
         out = [piece for line in lines for piece in _terminal_wrap(line, width)]
         yield Variant(f"terminal_wrap_{width}", "\n".join(out), own | _stripped(out))
-    out = [piece for line in lines for piece in (_form_wrap(line, 80) if len(line) > 80 else [line])]
-    yield Variant("form_wrap_80", "\n".join(out), own | _stripped(out))
+        out = [piece for line in lines for piece in (_form_wrap(line, width) if len(line) > width else [line])]
+        yield Variant(f"form_wrap_{width}", "\n".join(out), own | _stripped(out))
     for n in (1, 2):
         reworded = reword(base, rng)
         yield Variant(f"reworded_{n}", reworded, _stripped(reworded.splitlines()))

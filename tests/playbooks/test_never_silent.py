@@ -9,6 +9,7 @@ text yields nothing above info. The fixture's `# ` header (how it was made) is n
 from __future__ import annotations
 
 import fnmatch
+import random
 import re
 import tomllib
 
@@ -16,7 +17,7 @@ import pytest
 
 from playbooks.explain import explain_text
 from playbooks.model import Finding
-from tests.playbooks.failure_variants import FIXTURES, Variant, body, variants
+from tests.playbooks.failure_variants import FIXTURES, Variant, body, reword, variants
 
 MANIFEST = tomllib.loads((FIXTURES / "failures.toml").read_text())
 _SPACE = re.compile(r"\s+")
@@ -25,7 +26,7 @@ MIN_QUOTE = 16
 
 
 def _cases() -> list[tuple[str, Variant]]:
-    """Each fixture's body and every variant of it (about 1,500 texts, a few seconds)."""
+    """Each fixture's body and every variant of it (about 1,600 texts, seconds)."""
     cases = []
     for name in sorted(MANIFEST):
         text = (FIXTURES / name).read_text(errors="replace")
@@ -100,3 +101,14 @@ def test_every_fixture_gets_every_kind_of_variant() -> None:
         per_fixture.setdefault(name, set()).add(re.sub(r"_\d+$", "", v.name))
     assert {"rank_prefix", "glog", "interleaved", "terminal_wrap", "form_wrap", "reworded", "body"} <= kinds
     assert all(seen == kinds for seen in per_fixture.values())
+
+
+def test_variants_are_deterministic_and_reword_only_values() -> None:
+    name = "gpu/torchrun_invalid_ordinal.log"
+    text = (FIXTURES / name).read_text()
+    first, again = list(variants(name, text)), list(variants(name, text))
+    assert first == again
+    line = "E1125 23:58:24.039000 482 api.py:986] failed (exitcode: 1) local_rank: 1 (pid: 620) of binary: /usr/bin/python3"
+    reworded = reword(line, random.Random(1))
+    assert reworded != line
+    assert re.sub(r"\d+", "N", reworded) == re.sub(r"\d+", "N", line)

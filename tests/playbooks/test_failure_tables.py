@@ -1,0 +1,216 @@
+"""The generated failure tables: reproducible from their checked-in inputs, complete, and looked up by
+name, number and upstream's own message."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from playbooks import linear
+from playbooks.failures import tables
+from playbooks.failures.tables import (CLASSES, cuda_error, errno_entry, exception_entry, nccl_result,
+                                       nccl_warning, signal_entry, xid_entry)
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "playbooks" / "failures" / "data"
+CAPTURED = json.loads((ROOT / "scripts" / "gpu_failures" / "captured" / "tables.json").read_text())
+CODES = {"training.code_error", "training.cuda_oom", "training.gpu_not_visible", "gpu.unhealthy_device",
+         "training.numerical", "storage.disk_full", "nccl.network_config", "nccl.peer_unresponsive",
+         "nccl.invalid_usage", "nccl.timeout", "training.rendezvous_failed", "training.shm_exhausted",
+         "training.terminated"}
+
+
+def load(name: str) -> dict:
+    return json.loads((DATA / f"{name}.json").read_text())
+
+
+def test_generator_reproduces_the_checked_in_tables_byte_for_byte(tmp_path):
+    date = load("cuda_runtime")["generated"]
+    run = subprocess.run([sys.executable, str(ROOT / "scripts" / "gen_failure_tables.py"), "--out", str(tmp_path),
+                          "--date", date, "--mirrors", str(tmp_path / "no-mirrors")],
+                         capture_output=True, text=True, cwd=ROOT, check=True)
+    written = sorted(p.name for p in tmp_path.glob("*.json"))
+    assert written == sorted(p.name for p in DATA.glob("*.json"))
+    for name in written:
+        assert (tmp_path / name).read_bytes() == (DATA / name).read_bytes(), f"{name} differs: regenerate it"
+    counts = dict(re.findall(r"(\w+) (\d+)", run.stdout.split("entries:", 1)[1]))
+    assert {f"{k}.json" for k in counts} == set(written)
+    for name, count in counts.items():
+        assert int(count) == len(load(name)["entries"]) > 0
+
+
+def test_refresh_without_mirrors_says_what_to_fetch_and_writes_nothing(tmp_path):
+    run = subprocess.run([sys.executable, str(ROOT / "scripts" / "gen_failure_tables.py"), "--out", str(tmp_path),
+                          "--refresh", "--mirrors", str(tmp_path / "none")], capture_output=True, text=True, cwd=ROOT)
+    assert run.returncode != 0 and "fetch github:NVIDIA/nccl" in run.stderr
+    assert not list(tmp_path.glob("*.json"))
+
+
+def test_bad_date_is_refused_in_one_line(tmp_path):
+    run = subprocess.run([sys.executable, str(ROOT / "scripts" / "gen_failure_tables.py"), "--out", str(tmp_path),
+                          "--date", "yesterday"], capture_output=True, text=True, cwd=ROOT)
+    assert run.returncode == 2 and "--date 'yesterday' is not YYYY-MM-DD" in run.stderr
+    assert not list(tmp_path.glob("*.json"))
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in DATA.glob("*.json")))
+def test_every_table_names_its_source_and_classes_every_entry(name):
+    data = load(name)
+    assert data["source"] and data["generator"] == "scripts/gen_failure_tables.py"
+    assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", data["generated"])
+    for row in data["entries"]:
+        if name == "xid":
+            assert row["kind"] in ("application", "hardware", "driver", "informational")
+            assert row["action"] in ("none", "restart_app", "reset_gpu", "drain", "reboot")
+        else:
+            assert row["class"] in CLASSES, row
+            assert row["code"] is None or row["code"] in CODES, row
+        assert row["meaning"].strip(), row
+
+
+def test_every_captured_cuda_error_has_a_class_and_is_found_by_name_number_and_message():
+    for table, lookup_name in (("cuda_runtime", "name"), ("cuda_driver", "name")):
+        for e in CAPTURED[table]["errors"]:
+            found = cuda_error(e[lookup_name])
+            assert found is not None and found.klass in CLASSES and found.message == e["message"]
+            assert cuda_error(e["code"]).number == e["code"]
+            by_message = cuda_error(f"CUDA error: {e['message']}")
+            assert by_message is not None and by_message.message == e["message"]
+
+
+def test_cuda_lookups():
+    assert cuda_error("an illegal memory access was encountered").name == "cudaErrorIllegalAddress"
+    assert cuda_error("CUDA error: an  illegal memory\naccess was encountered").name == "cudaErrorIllegalAddress"
+    assert cuda_error("CUDA_ERROR_MISALIGNED_ADDRESS").klass == "code"
+    assert cuda_error("uncorrectable ECC error encountered").klass == "hardware"
+    assert cuda_error("uncorrectable ECC error encountered").code == "gpu.unhealthy_device"
+    assert cuda_error("device-side assert triggered").code == "training.code_error"
+    assert cuda_error("out of memory").code == "training.cuda_oom"
+    assert cuda_error("too many resources requested for launch").klass == "resources"
+    assert cuda_error("too many resources requested for launch").code is None
+    assert cuda_error("CUDA error: invalid device ordinal").code == "training.gpu_not_visible"
+    assert cuda_error("no CUDA-capable device is detected").code == "training.gpu_not_visible"
+    assert cuda_error(700).name == "cudaErrorIllegalAddress"
+    assert cuda_error("not an error anyone prints") is None
+
+
+def test_only_hardware_reports_blame_the_gpu():
+    hardware = {e.name for e in map(cuda_error, [e["name"] for e in CAPTURED["cuda_runtime"]["errors"]])
+                if e.klass == "hardware"}
+    assert hardware == {"cudaErrorECCUncorrectable", "cudaErrorHardwareStackError", "cudaErrorNvlinkUncorrectable",
+                        "cudaErrorContained"}
+    assert cuda_error("cudaErrorContained").code is None  # containment names no culprit without its Xid
+
+
+def test_nccl_results():
+    for r in CAPTURED["nccl"]["results"]:
+        if r["message"] != "unknown result code":
+            assert nccl_result(r["code"]).message == r["message"]
+    assert nccl_result("unhandled system error").name == "ncclSystemError"
+    assert nccl_result("invalid usage").code == "nccl.invalid_usage"
+    assert nccl_result("ncclRemoteError").code == "nccl.peer_unresponsive"
+    assert nccl_result("remote process exited or there was a network error, NCCL version 2.28.9").number == 6
+    assert nccl_result("invalid") is None  # a prefix of two results names neither
+
+
+def test_every_nccl_pattern_compiles_with_re2_and_matches_its_own_format():
+    rows = load("nccl_warnings")["entries"]
+    assert len(rows) >= 200
+    for row in rows:
+        pattern = linear.compile(row["pattern"])
+        assert pattern.fullmatch(row["sample"]), row["name"]
+        assert nccl_warning(row["sample"]) is not None, row["name"]
+
+
+def test_nccl_warning_lookups():
+    assert nccl_warning("Bootstrap : no socket interface found").code == "nccl.network_config"
+    assert nccl_warning("Error: network AWS Libfabric not found.").code == "nccl.network_config"
+    assert nccl_warning("[2026-11-25 23:58:33] vm:961:961 [0] plugin/net.cc:379 NCCL WARN Failed to initialize any "
+                        "NET plugin").code == "nccl.network_config"
+    assert nccl_warning("Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 60").code == "nccl.invalid_usage"
+    cuda = nccl_warning("Cuda failure 'uncorrectable ECC error encountered'")
+    assert cuda.name == "Cuda failure '%s'" and cuda.code is None
+    assert nccl_warning("Cuda failure 700 'an illegal memory access was encountered'").name == "Cuda failure %d '%s'"
+    shm = nccl_warning("Error: failed to extend /dev/shm/nccl-2cRz6f to 9637892 bytes, error: No space left on device (28)")
+    assert shm.code == "training.shm_exhausted"
+    assert nccl_warning("socketProgress: Connection closed by remote peer ip-10-0-1-7<52340>").code == "nccl.peer_unresponsive"
+    assert nccl_warning("nothing NCCL ever printed") is None
+
+
+def test_errno_covers_python_and_glibc():
+    import errno
+    import os
+    for number, name in errno.errorcode.items():
+        assert errno_entry(name).klass in CLASSES
+        assert errno_entry(number).number == number
+    assert errno_entry(28).code == "storage.disk_full"
+    assert errno_entry("EDQUOT").code == "storage.disk_full"
+    assert errno_entry("No space left on device").name == "ENOSPC"
+    assert errno_entry(os.strerror(errno.ECONNREFUSED)).klass == "network"
+    assert errno_entry("ENOMEM").klass == "resources" and errno_entry("ENOMEM").code is None
+    assert errno_entry("EACCES").klass == errno_entry("EROFS").klass == "permission"
+    assert errno_entry("ENOENT").klass == "environment"
+    assert errno_entry("EWOULDBLOCK").number == errno.EAGAIN
+
+
+def test_signals():
+    assert signal_entry("Bus error").name == "SIGBUS"
+    assert signal_entry("SIGBUS").code == "training.shm_exhausted"
+    assert signal_entry(9).code == signal_entry(-9).code == "training.terminated"
+    assert signal_entry("Killed").name == "SIGKILL"
+    assert signal_entry(137).name == "SIGKILL"
+    assert signal_entry("Segmentation fault (core dumped)").name == "SIGSEGV"
+    assert signal_entry("SIGSEGV").code is None and signal_entry("SIGABRT").klass == "code"
+    assert signal_entry("TERM").klass == "external"
+    assert signal_entry("no such signal") is None
+
+
+def test_exceptions():
+    import builtins
+    for name in dir(builtins):
+        obj = getattr(builtins, name)
+        if isinstance(obj, type) and issubclass(obj, BaseException):
+            assert exception_entry(name) is not None, name
+    assert exception_entry("torch.AcceleratorError") is not None
+    assert exception_entry("torch.OutOfMemoryError").code == "training.cuda_oom"
+    assert exception_entry("OutOfMemoryError").name == "torch.OutOfMemoryError"
+    assert exception_entry("torch.distributed.DistBackendError").klass == "distributed"
+    assert exception_entry("cupy_backends.cuda.api.runtime.CUDARuntimeError") is not None
+    assert exception_entry("ModuleNotFoundError").klass == "image"
+    assert exception_entry("FileNotFoundError").klass == "environment"
+    assert exception_entry("MemoryError").klass == "resources"
+    for name in ("KeyError", "IndexError", "ValueError", "TypeError", "AssertionError", "AttributeError"):
+        assert exception_entry(f"builtins.{name}").klass == "code"
+    assert exception_entry("DeprecationWarning").klass == "benign"
+    assert exception_entry("torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError").code == \
+        "training.rendezvous_failed"
+    assert exception_entry("") is None and exception_entry("my.pkg.NothingLikeIt") is None
+
+
+def test_xids():
+    assert xid_entry(94).action == "restart_app"
+    assert xid_entry(79).action == "drain"
+    assert xid_entry(63).action == "reset_gpu"
+    assert xid_entry(154).action == "none"
+    assert xid_entry(13).kind == "application"
+    assert xid_entry(99999) is None
+
+
+def test_xid_table_holds_every_application_xid_the_device_plugin_ignores():
+    plugin = json.loads((ROOT / "scripts" / "gpu_failures" / "upstream" / "k8s_device_plugin.json").read_text())
+    ignored = {x["xid"] for x in plugin["ignored_xids"]}
+    assert {13, 31, 43, 45, 68, 109} <= ignored
+    for xid in ignored:
+        assert xid_entry(xid).action in ("restart_app", "none"), xid
+
+
+def test_tables_are_read_once():
+    tables._rows.cache_clear()
+    tables._index.cache_clear()
+    cuda_error(700)
+    cuda_error(701)
+    assert tables._rows.cache_info().misses == 2  # runtime and driver, each read once

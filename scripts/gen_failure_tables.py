@@ -740,7 +740,7 @@ XID_RULES: dict[int, tuple[str, str, str]] = {
                                        "stays in service."),
     74: ("hardware", "drain", "An NVLink error: the GPU's links are faulty; drain the node and replace the "
                               "instance if it repeats after a reset."),
-    79: ("hardware", "drain", "The GPU has fallen off the bus: it is gone until the instance is replaced; drain "
+    79: ("hardware", "drain", "The GPU no longer answers on PCIe: it is gone until the instance is replaced; drain "
                               "the node and replace it."),
     92: ("hardware", "none", "A high rate of corrected single-bit ECC errors: nothing failed; watch the ECC "
                              "counters and remapped rows, drain if uncorrectable errors follow."),

@@ -12,17 +12,45 @@ from __future__ import annotations
 import re
 
 from playbooks import linear
+from playbooks.failures.tables import XidEntry, xid_entry
 from playbooks.signatures.model import Rule, Verdict
 
-# Xids the NVIDIA device plugin treats as application errors (it ignores them for health).
-APPLICATION_XIDS = frozenset({13, 31, 43, 45, 68, 109})
+# What each Xid means and what the operator does come from playbooks.failures.tables (xid.json: NVIDIA's
+# Xid catalogue and the device plugin's application-Xid list, scripts/gen_failure_tables.py), so that a
+# finding's title, detail and fix all follow one action and cannot contradict each other.
+_XID_CATALOGUE: tuple[XidEntry, ...] = tuple(e for n in range(1, 1000) if (e := xid_entry(n)) is not None)
+# Xids that affect only the application that faulted (NVIDIA/k8s-device-plugin internal/rm/health.go
+# ignores them for health; NVIDIA's catalogue: RESTART_APP).
+APPLICATION_XIDS = frozenset(e.xid for e in _XID_CATALOGUE if e.kind == "application")
 # Of those, the ones NVIDIA's Xid catalogue (docs.nvidia.com/deploy/xid-errors) attributes to the
-# application: 13 Graphics Engine Exception (out-of-range access, illegal instruction), 31 GPU memory page
-# fault (illegal address), 43 GPU stopped processing (a software-induced fault, e.g. a device-side assert).
-# They come with the job's CUDA error: a code finding, never a hardware one.
-CODE_XIDS = frozenset({13, 31, 43})
-# Xids that mean the GPU (or its memory / NVLink) is broken: drain and replace the node.
-HARDWARE_XIDS = frozenset({48, 63, 64, 74, 79, 92, 94, 95, 119, 120, 140})
+# application's CUDA code: 13 Graphics Engine Exception (out-of-range access, illegal instruction), 31 GPU
+# memory page fault (illegal address), 43 GPU stopped processing (a software-induced fault, e.g. a
+# device-side assert). They come with the job's CUDA error: a code finding, never a hardware one.
+CODE_XIDS = frozenset({13, 31, 43}) & APPLICATION_XIDS
+# Xids that are the GPU's own hardware reports (ECC, NVLink, the bus); what to do about each differs:
+# 94 (contained ECC) ends only the faulting application, 63 (row remap pending) wants a GPU reset at a
+# convenient time, 79 or 95 a drain and a new instance.
+HARDWARE_XIDS = frozenset(e.xid for e in _XID_CATALOGUE if e.kind == "hardware")
+
+# open-gpu-kernel-modules prints Xid 154 as "GPU recovery action changed from 0x%x (%s) to 0x%x (%s)": the
+# new action is what the driver now wants (names seen: None, GPU Reset Required, Node Reboot Required /
+# OS Reboot, Drain P2P, Drain and Reset).
+_RECOVERY = linear.compile(r"recovery action changed from 0x[0-9a-fA-F]{1,8} \([^)]{0,40}\) to 0x[0-9a-fA-F]{1,8} \((?P<to>[^)]{1,40})\)")
+_RECOVERY_ACTIONS = {"none": "none", "gpu reset required": "reset_gpu", "node reboot required": "reboot",
+                     "os reboot": "reboot", "drain p2p": "drain", "drain and reset": "drain"}
+
+# action -> (severity, confidence, title). The fix template (generic/gpu.xid_error.sh.j2) branches on the
+# same action, and details_gpu.xid_error says the same thing in prose.
+_XID_VERDICTS = {
+    "none": ("info", "high", "GPU driver reported Xid {xid} ({xid_name}): no action needed"),
+    "restart_app": ("warning", "medium",
+                    "GPU driver reported Xid {xid} ({xid_name}): only the application that faulted is affected; restart it, the GPU stays in service"),
+    "reset_gpu": ("error", "high",
+                  "GPU Xid {xid} ({xid_name})[ on PCI {pci}]: the GPU needs a reset at a convenient time (drain the node when the job allows)"),
+    "drain": ("critical", "high", "GPU hardware fault: Xid {xid} ({xid_name})[ on PCI {pci}]: drain the node and replace the instance"),
+    "reboot": ("critical", "high", "GPU Xid {xid} ({xid_name})[ on PCI {pci}]: the driver asks for a node reboot; drain the node and reboot or replace it"),
+    "investigate": ("error", "medium", "GPU driver reported Xid {xid}[ on PCI {pci}], not in NVIDIA's Xid catalogue as read: check dmesg and nvidia-smi -q before acting"),
+}
 
 
 def xid_number(raw: str | None) -> int | None:
@@ -32,18 +60,34 @@ def xid_number(raw: str | None) -> int | None:
     return int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 4 else None
 
 
+def xid_action(xid: int, text: str) -> str:
+    """What the operator does: the catalogue's action; for Xid 154 the recovery action the line names
+    ("investigate" when the line does not say, as the node monitoring agent's event does not)."""
+    entry = xid_entry(xid)
+    if entry is None:
+        return "investigate"
+    if xid == 154:
+        m = _RECOVERY.search(text)
+        return _RECOVERY_ACTIONS.get(m.group("to").strip().lower(), "investigate") if m else "investigate"
+    return entry.action
+
+
+def _xid_name(xid: int) -> str:
+    entry = xid_entry(xid)
+    return entry.name if entry else "not in the catalogue"
+
+
 def xid_verdict(fields: dict[str, str], text: str) -> Verdict | None:
     xid = xid_number(fields.get("xid", "0"))
     if xid is None:
         return None  # not an Xid the driver can print: no match
+    action = xid_action(xid, text)
+    facts = {"action": action, "xid_name": _xid_name(xid)}
     if xid in CODE_XIDS:
-        return Verdict(code="training.code_error", severity="warning", confidence="medium",
-                       title="GPU driver reported Xid {xid}, a fault of the job's CUDA code (not the hardware)")
-    if xid in APPLICATION_XIDS:
-        return Verdict(severity="warning", confidence="medium", title="GPU driver reported application-level Xid {xid} (a CUDA fault in the job, not the hardware)")
-    if xid in HARDWARE_XIDS:
-        return Verdict()
-    return Verdict(severity="error", confidence="medium")
+        return Verdict(code="training.code_error", severity="warning", confidence="medium", fields=facts,
+                       title="GPU driver reported Xid {xid} ({xid_name}), a fault of the job's CUDA code (not the hardware)")
+    severity, confidence, title = _XID_VERDICTS[action]
+    return Verdict(severity=severity, confidence=confidence, title=title, fields=facts)
 
 
 def _no_healthy(fields: dict[str, str], text: str) -> Verdict:
@@ -129,11 +173,11 @@ RULES: tuple[Rule, ...] = (
         code="gpu.xid_error",
         severity="critical",
         confidence="high",
-        title="GPU hardware fault: Xid {xid} on PCI {pci}",
+        title="GPU driver reported Xid {xid} on PCI {pci}",
         keywords=("NVRM: Xid",),
         pattern=linear.compile(r"NVRM: Xid \(PCI:(?P<pci>[0-9a-fA-F:.]{4,20})\): (?P<xid>[0-9]{1,4}),(?: pid=(?P<pid>[^,\s]{0,40}),)?(?: name=[^,]{0,100},)?\s*(?P<description>[^\n]{0,200})"),
         refine=xid_verdict,
-        fields_doc="xid, pci, pid, description",
+        fields_doc="xid, pci, pid, description, action (none|restart_app|reset_gpu|drain|reboot|investigate), xid_name",
         example="NVRM: Xid (PCI:0000:10:1c): 79, pid=1234, GPU has fallen off the bus.",
     ),
     Rule(
@@ -148,8 +192,8 @@ RULES: tuple[Rule, ...] = (
         keywords=("GPU has fallen off the bus", "fallen off the bus and is not responding"),
         extract=(linear.compile(r"GPU (?P<pci>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d)"),),
         unless=("NVRM: Xid",),
-        refine=lambda f, t: Verdict(fields={"xid": "79"}),
-        fields_doc="pci, xid (79)",
+        refine=lambda f, t: Verdict(fields={"xid": "79", "action": xid_action(79, t), "xid_name": _xid_name(79)}),
+        fields_doc="pci, xid (79), action (drain), xid_name",
         example="[ 8712.331102] NVRM: GPU 0000:53:00.0: GPU has fallen off the bus.",
     ),
     Rule(

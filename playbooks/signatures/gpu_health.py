@@ -85,7 +85,7 @@ RULES: tuple[Rule, ...] = (
         keywords=("NvidiaXID", "XID-"),
         pattern=linear.compile(r"(?:NvidiaXID|detected (?P<unknown>unknown )?XID-)(?P<xid>[0-9]{1,4})(?:(?P<level>Error|Warning)|\b)"),
         refine=_monitor_xid,
-        fields_doc="xid, level (Error|Warning), unknown",
+        fields_doc="xid, level (Error|Warning), unknown, action and xid_name (from the Xid table, as nvrm.xid)",
         example="  AcceleratedHardwareReady   False   Tue, 10 Mar 2026 08:15:02 +0000   Tue, 10 Mar 2026 08:12:40 +0000   NvidiaXID79Error   detected XID-79 on the instance, review kernel logs for additional information.",
     ),
     Rule(

@@ -214,3 +214,74 @@ def test_tables_are_read_once():
     cuda_error(700)
     cuda_error(701)
     assert tables._rows.cache_info().misses == 2  # runtime and driver, each read once
+
+
+# --- the Xid table drives the Xid finding: title, detail and fix follow one action ------------------
+
+def _xid_signal(xid: int, tail: str = "pid=2451, name=python, detail"):
+    from playbooks.signatures import scan_line
+    [signal] = [s for s in scan_line(f"[ 5123.4] NVRM: Xid (PCI:0000:10:1c): {xid}, {tail}", source="t")
+                if s.code in ("gpu.xid_error", "training.code_error")]
+    return signal
+
+
+@pytest.mark.parametrize("xid", [row["xid"] for row in load("xid")["entries"]])
+def test_xid_title_and_fix_never_contradict(xid):
+    from playbooks.fixes import render_fix
+    from playbooks.signatures.gpu import CODE_XIDS
+
+    signal = _xid_signal(xid, "GPU recovery action changed from 0x0 (None) to 0x0 (None)" if xid == 154 else
+                         "pid=2451, name=python, detail")
+    if xid in CODE_XIDS:
+        assert signal.code == "training.code_error" and "not the hardware" in signal.title
+        return
+    action = signal.fields["action"]
+    assert action == xid_entry(xid).action
+    fix = render_fix("generic/gpu.xid_error.sh.j2", **signal.fields)
+    drains = "kubectl drain" in fix.snippet.replace("# kubectl", "#")
+    if action == "none":
+        assert signal.severity == "info" and "no action needed" in signal.title and not drains
+        assert "no action needed" in fix.summary
+    elif action == "restart_app":
+        assert signal.severity == "warning" and "restart it" in signal.title and not drains
+        assert "drain" not in signal.title and "drain" not in fix.summary
+    elif action == "reset_gpu":
+        assert "reset" in signal.title and "nvidia-smi -r" in fix.snippet and "delete node" not in fix.snippet
+    else:
+        assert action in ("drain", "reboot") and signal.severity == "critical"
+        assert "drain" in signal.title and drains and "delete node" in fix.snippet
+
+
+def test_xid_94_restarts_the_application_and_79_drains_the_node():
+    from playbooks.explain import explain_text
+
+    [contained] = explain_text("NVRM: Xid (PCI:0000:10:1c): 94, pid=2451, Contained: ECC error").findings
+    assert contained.code == "gpu.xid_error" and contained.severity == "warning"
+    assert "drain" not in contained.title and "Treat the node as faulty" not in contained.detail
+    assert "do not drain" in contained.detail and "kubectl drain" not in contained.fix.snippet
+    [gone] = explain_text("NVRM: Xid (PCI:0000:10:1c): 79, pid=2451, GPU has fallen off the bus.").findings
+    assert gone.severity == "critical" and "kubectl drain" in gone.fix.snippet and "Treat the node as faulty" in gone.detail
+
+
+def test_xid_154_follows_the_recovery_action_it_names():
+    assert _xid_signal(154, "GPU recovery action changed from 0x1 (GPU Reset Required) to 0x0 (None)").severity == "info"
+    assert _xid_signal(154, "GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)").fields["action"] == "reset_gpu"
+    assert _xid_signal(154, "GPU recovery action changed from 0x0 (None) to 0x2 (Node Reboot Required)").fields["action"] == "reboot"
+    assert _xid_signal(154, "GPU recovery action changed from 0x0 (None) to 0x4 (Drain and Reset)").fields["action"] == "drain"
+    assert _xid_signal(154, "something else").fields["action"] == "investigate"
+
+
+def test_xid_63_wants_a_reset_not_a_drain_and_an_unknown_xid_is_not_blamed_on_hardware():
+    remap = _xid_signal(63, "pid='N/A', Row Remapper: New row marked for remapping, reset gpu to activate.")
+    assert remap.fields["action"] == "reset_gpu" and remap.severity == "error"
+    unknown = _xid_signal(777)
+    assert unknown.fields["action"] == "investigate" and "hardware fault" not in unknown.title
+
+
+def test_signature_xid_sets_come_from_the_table():
+    from playbooks.signatures.gpu import APPLICATION_XIDS, CODE_XIDS, HARDWARE_XIDS
+
+    assert CODE_XIDS == {13, 31, 43} and CODE_XIDS <= APPLICATION_XIDS
+    assert {13, 31, 43, 68, 109} <= APPLICATION_XIDS and 94 in HARDWARE_XIDS and 79 in HARDWARE_XIDS
+    assert all(xid_entry(x).kind == "application" for x in APPLICATION_XIDS)
+    assert all(xid_entry(x).kind == "hardware" for x in HARDWARE_XIDS)

@@ -130,7 +130,13 @@ class _Warn:
     entry: Entry
     anchor: str                 # the format's longest literal run, lower-cased: a cheap test before the pattern
     literal: int                # how many characters of the format are literal: the more, the more specific
-    pattern: linear.Pattern
+    pattern: str                # RE2 syntax, compiled when a message first contains the anchor
+
+
+@lru_cache(maxsize=None)
+def _compiled(pattern: str) -> linear.Pattern:
+    # Compiling all 300+ formats up front costs half a second; a log names a handful of them.
+    return linear.compile(pattern)
 
 
 @lru_cache(maxsize=1)
@@ -139,7 +145,7 @@ def _warns() -> tuple[_Warn, ...]:
     for row in _rows("nccl_warnings"):
         literals = re.split(r"%[-+ #0]*(?:\*|\d+)?(?:\.(?:\*|\d+))?(?:hh|h|ll|l|z|j|t|L|q)?[diouxXeEfgGcspm%]", row["name"])
         anchor = max(literals, key=len).strip().lower()
-        warns.append(_Warn(_entry(row), anchor, sum(map(len, literals)), linear.compile(row["pattern"])))
+        warns.append(_Warn(_entry(row), anchor, sum(map(len, literals)), row["pattern"]))
     # The most specific format first: "Error: network %s not found." before "%s: connect to %s failed : %s".
     warns.sort(key=lambda w: -w.literal)
     return tuple(warns)
@@ -155,10 +161,10 @@ def nccl_warning(message: str) -> Entry | None:
     low = text.lower()
     candidates = [w for w in _warns() if w.anchor in low]
     for w in candidates:
-        if w.pattern.fullmatch(text):
+        if _compiled(w.pattern).fullmatch(text):
             return w.entry
     for w in candidates:
-        if w.pattern.match(text):
+        if _compiled(w.pattern).match(text):
             return w.entry
     return None
 

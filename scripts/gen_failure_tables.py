@@ -255,7 +255,7 @@ def nccl_results_table(captured: dict, nccl: dict) -> dict:
             message = nccl["error_strings"].get(name, "")
         rows.append(entry(name=name, message=message, klass=klass, meaning=meaning, code=code, number=number))
     source = (f"NVIDIA/nccl src/nccl.h.in at {nccl['results_tag']} ({nccl['commits'][nccl['results_tag']]}); messages: "
-              f"ncclGetErrorString of NCCL {captured['nccl']['version']} as captured (torch {captured['versions']['torch']}), "
+              f"ncclGetErrorString of NCCL {captured['versions']['torch.nccl']} as captured (torch {captured['versions']['torch']}), "
               f"else src/init.cc at {nccl['results_tag']}")
     return table(source, rows)
 

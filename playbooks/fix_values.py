@@ -31,6 +31,21 @@ _INSTANCE_ID = re.compile(r"i-(?:[0-9a-f]{8}|[0-9a-f]{17})")
 _EKS_CLUSTER = re.compile(r"[0-9A-Za-z][A-Za-z0-9_-]{0,99}")
 
 
+# distribution/reference regexp.go (the grammar the kubelet's dockerref.ParseNormalizedNamed reads): an
+# optional domain[:port]/, lowercase path components joined by [._]|__|-+, an optional :tag and @digest; the
+# name at most 255 characters (reference.go NameTotalLengthMax).
+_DOMAIN_PART = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+_PATH_PART = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+_IMAGE = re.compile(rf"(?P<name>(?:{_DOMAIN_PART}(?:\.{_DOMAIN_PART})*(?::[0-9]{{1,5}})?/)?{_PATH_PART}(?:/{_PATH_PART})*)"
+                    r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?"
+                    r"(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,128})?")
+
+
+def is_image_reference(value: str) -> bool:
+    found = _IMAGE.fullmatch(value) if len(value) <= 512 else None
+    return found is not None and len(found.group("name")) <= 255
+
+
 def is_dns1123_label(value: str) -> bool:
     return _DNS1123_LABEL.fullmatch(value) is not None
 
@@ -70,6 +85,7 @@ KINDS: dict[str, Kind] = {
                           "such as p4d.24xlarge"),
     "instance_id": Kind("instance id", "<instance-id>", lambda v: _INSTANCE_ID.fullmatch(v) is not None,
                         "i- and 8 or 17 hex digits"),
+    "image": Kind("image reference", "<image>", is_image_reference, "registry/repository:tag"),
     "cluster": Kind("cluster name", "<cluster-name>", lambda v: _EKS_CLUSTER.fullmatch(v) is not None,
                     "letters, digits, '-' and '_'"),
 }

@@ -13,6 +13,7 @@ cache flushes since last step``; glibc getaddrinfo messages (``Name or service n
 from __future__ import annotations
 
 from playbooks import linear
+from playbooks.signatures import storage
 from playbooks.signatures.model import Rule, Verdict
 
 SIGNALS = {1: "SIGHUP", 2: "SIGINT", 6: "SIGABRT", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM"}
@@ -103,8 +104,8 @@ RULES: tuple[Rule, ...] = (
         title="kubelet evicted the pod (node-pressure eviction[: low on {resource}])",
         keywords=("The node was low on resource",),
         extract=(linear.compile(r"low on resource: (?P<resource>[\w-]+(?:\.\w[\w-]*)*)"),),
-        refine=lambda f, t: Verdict(fields={"reason": "Evicted"}),
-        fields_doc="resource (memory, ephemeral-storage), reason (Evicted)",
+        refine=storage.eviction,  # ephemeral-storage / inodes: storage.disk_full
+        fields_doc="resource (memory, ephemeral-storage), reason (Evicted), container, usage, request, threshold, available",
         example="Warning  Evicted  2m  kubelet  The node was low on resource: ephemeral-storage. Threshold quantity: 10Gi, available: 8Gi.",
     ),
 )

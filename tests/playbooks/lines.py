@@ -380,4 +380,19 @@ LINES: list[tuple[str, str, dict[str, str]]] = [
         '  Normal   Pulled  1m  kubelet  Successfully pulled image "nvcr.io/nvidia/pytorch:25.01-py3" in 1m2.5s (10m16.2s including waiting). Image size: 9916508213 bytes.',
         {"pulled_in": "1m2.5s", "including_waiting": "10m16.2s"},
     ),
+    (
+        "image.pull_failed",
+        '  Warning  Failed  12s (x3 over 51s)  kubelet  Failed to pull image "123456789012.dkr.ecr.us-west-2.amazonaws.com/llm-train:v42": rpc error: code = NotFound desc = failed to pull and unpack image "123456789012.dkr.ecr.us-west-2.amazonaws.com/llm-train:v42": failed to resolve reference "123456789012.dkr.ecr.us-west-2.amazonaws.com/llm-train:v42": 123456789012.dkr.ecr.us-west-2.amazonaws.com/llm-train:v42: not found',
+        {"image": "123456789012.dkr.ecr.us-west-2.amazonaws.com/llm-train:v42", "problem": "not_found", "ecr_region": "us-west-2", "ecr_repository": "llm-train", "tag": "v42"},
+    ),
+    (
+        "container.config_error",
+        "  Warning  Failed  8s (x3 over 30s)  kubelet  Error: couldn't find key HF_TOKEN in Secret ml/hf-credentials",
+        {"secret": "hf-credentials", "key": "HF_TOKEN", "namespace": "ml", "problem": "missing key"},
+    ),
+    (
+        "storage.disk_full",
+        "OSError: [Errno 28] No space left on device: '/checkpoints/llama-8b/step_12000/model-00003-of-00004.safetensors'",
+        {"path": "/checkpoints/llama-8b/step_12000/model-00003-of-00004.safetensors", "problem": "no space"},
+    ),
 ]

@@ -95,6 +95,9 @@ def _oom(v: str) -> list[dict]:
 SHAPES: dict[str, Callable[[str], list[dict]]] = {
     "cuda_oom.json.j2": _oom,
     "efa_nodepool.yaml.j2": lambda v: [{"requirements": _requirements(v), "instance_types": [v]}],
+    "generic/container.config_error.sh.j2": lambda v: [
+        {"problem": p} for p in ("missing key", "missing secret", "executable not found", "wrong architecture",
+                                 "mount failed")] + [{"problem": "missing configmap", "secret": ABSENT}, {}],
     "generic/efa.network_unreachable.sh.j2": lambda v: [{"ofi_error": "4105"}, {}],
     "generic/efa.resource_unavailable.yaml.j2": lambda v: [{}, {"problem": ABSENT, "devices": ABSENT}],
     "generic/gpu.device_plugin_missing.sh.j2": lambda v: [
@@ -102,6 +105,10 @@ SHAPES: dict[str, Callable[[str], list[dict]]] = {
     "generic/gpu.unhealthy_device.sh.j2": lambda v: [{}],
     "generic/gpu.xid_error.sh.j2": lambda v: [
         {"action": a} for a in ("none", "restart_app", "reset_gpu", "drain", "reboot", "investigate")] + [{}],
+    "generic/image.pull_failed.sh.j2": lambda v: [
+        {"problem": p} for p in ("not_found", "unauthorized", "rate_limited", "network", "invalid_name", "never_pull",
+                                 "disk_full")] + [
+        {"problem": p, "ecr_repository": ABSENT, "ecr_region": ABSENT} for p in ("not_found", "unauthorized", "network")] + [{}],
     "generic/image.slow_pull.yaml.j2": lambda v: [{}],
     "generic/karpenter.disruption.yaml.j2": lambda v: [{}],
     "generic/karpenter.insufficient_capacity.yaml.j2": lambda v: [{"problem": "AsgInstanceLaunchFailures"}, {}],
@@ -126,6 +133,9 @@ SHAPES: dict[str, Callable[[str], list[dict]]] = {
     "generic/scheduling.topology_spread.yaml.j2": lambda v: [{}],
     "generic/scheduling.untolerated_taint.yaml.j2": lambda v: [{"key": "CriticalAddonsOnly"}, {}],
     "generic/scheduling.volume_zone_conflict.yaml.j2": lambda v: [{}],
+    "generic/storage.disk_full.yaml.j2": lambda v: [
+        {"problem": "node disk", "scope": ABSENT}, {"scope": "emptyDir"}, {"scope": "container"},
+        {"scope": ABSENT, "reason": ABSENT, "problem": "no space"}, {"scope": ABSENT, "reason": ABSENT, "path": ABSENT, "limit": ABSENT}],
     "generic/training.code_error.yaml.j2": lambda v: [{}],
     "generic/training.crash_loop.sh.j2": lambda v: [{}],
     "generic/training.cuda_oom.json.j2": lambda v: [{**o, "holder": "others"} for o in _oom(v)] + _oom(v),

@@ -64,10 +64,11 @@ CODES: tuple[str, ...] = (
 CODE_SET = frozenset(CODES)
 
 # Code prefixes that say why a container crashes: next to any of them, training.crash_loop is only the
-# consequence and is not reported.
+# consequence and is not reported. The generic training.failed is not among them: a crash loop's own
+# finding quotes the same last error lines with the exit code and the restarts, which says more.
 CRASH_CAUSES: tuple[str, ...] = (
     "training.cuda_oom", "training.code_error", "training.shm_exhausted", "training.terminated",
-    "training.rendezvous_failed", "training.gpu_not_visible", "training.numerical", "training.failed",
+    "training.rendezvous_failed", "training.gpu_not_visible", "training.numerical",
     "storage.disk_full", "image.pull_failed", "container.config_error", "nccl.", "gpu.", "efa.network_unreachable",
 )
 

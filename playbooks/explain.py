@@ -14,12 +14,13 @@ from typing import Any
 
 from playbooks import documents
 from playbooks.codes import CRASH_CAUSES, precedence
+from playbooks.failures import structure, wrapped
 from playbooks.fixes import TEMPLATE_DIR, render_fix
 from playbooks.model import CONFIDENCES, SEVERITIES, Diagnosis, Evidence, Finding, Target
 from playbooks.redact import redact_diagnosis
 from playbooks.signatures import Signal, scan_line
 from playbooks.signatures.catalogue import KEYWORDS, MAX_LINE_CHARS
-from playbooks.signatures.prefilter import Prefilter
+from playbooks.signatures.prefilter import Prefilter, normalise
 from playbooks.signatures.details import View, describe, oom_split
 
 MAX_EVIDENCE = 5
@@ -28,11 +29,19 @@ MAX_STAMPED_HOSTS = 64  # (host, time) pairs kept per code, for which host repor
 _NOMINATED = "Pod should schedule on"
 _DIST_CONTEXT = ("init_process_group", "TCPStore", "rendezvous", "MASTER_ADDR", "c10d")
 _FAILED_SCHEDULING = ("FailedScheduling", "Unschedulable", "nodes are available")
+# torchrun's agent stopping the other workers after one failed (pytorch/pytorch torch/distributed/elastic/
+# multiprocessing/api.py ``_close``: ``Sending process %s closing signal %s``), and the agent itself told to
+# stop from outside (agent/server/api.py ``Received %s death signal, shutting down workers``; api.py
+# ``SignalException``: ``Process %d got signal: %d``). Only in the first case are the workers' SIGTERMs a
+# consequence of another failure rather than its cause.
+_AGENT_CLOSING = "closing signal SIGTERM"
+_AGENT_SIGNALLED = ("death signal", "got signal: ")
 
 
 @lru_cache(maxsize=1)
 def _prefilter() -> Prefilter:
-    return Prefilter((*KEYWORDS, _NOMINATED, *_DIST_CONTEXT, *_FAILED_SCHEDULING, *_AffinitySpec.MARKERS))
+    return Prefilter((*KEYWORDS, _NOMINATED, *_DIST_CONTEXT, *_FAILED_SCHEDULING, *_AffinitySpec.MARKERS,
+                      *structure.MARKERS, _AGENT_CLOSING, *_AGENT_SIGNALLED))
 
 
 def _names_its_rank(signal: Signal) -> bool:
@@ -116,10 +125,25 @@ class _Scan:
     dist_context: bool = False
     failed_scheduling: bool = False
     affinity: _AffinitySpec = field(default_factory=_AffinitySpec)
+    consequences: int = 0  # workers' SIGTERMs that followed the failure
+    root: Signal | None = None
+    exits: list[Signal] = field(default_factory=list)
+    marks: list[structure.Mark] = field(default_factory=list)  # lines whose next line holds the detail
+    agent_closing: bool = False
+    agent_signalled: bool = False
+    # Workers' SIGTERMs, held until the whole text says whether they are the failure or what followed it.
+    sigterms: list[Signal] = field(default_factory=list)
 
-    def feed(self, lineno: int, line: str, keywords: tuple[str, ...] | None = None) -> None:
+    def feed(self, lineno: int, line: str, keywords: tuple[str, ...] | None = None, end: int = -1) -> None:
         line = line[:MAX_LINE_CHARS]
         self.lines = lineno
+        if keywords is None or any(k in structure.MARKERS for k in keywords):
+            if len(self.marks) < structure.MAX_MARKS and _any_in(structure.MARKERS, line):
+                self.marks.append(structure.Mark(lineno, line, end))
+        if _AGENT_CLOSING in line:
+            self.agent_closing = True
+        if not self.agent_signalled and _any_in(_AGENT_SIGNALLED, line):
+            self.agent_signalled = True
         if _NOMINATED in line:
             self.nominated = True
         if not self.dist_context and _any_in(_DIST_CONTEXT, line):
@@ -132,6 +156,17 @@ class _Scan:
             self.add(signal)
 
     def add(self, signal: Signal) -> None:
+        if self.root is None and signal.fields.get("root_cause") == "yes":
+            self.root = signal  # torchrun's first observed failure (documents/child_failed.py)
+        if signal.code == "training.terminated" and signal.fields.get("signal") == "SIGTERM":
+            self.sigterms.append(signal)
+            return
+        if signal.code == "training.failed" and signal.fields.get("kind") == "exit":
+            self.exits.append(signal)  # a bare exit code: the floor only if nothing says why
+            return
+        self.place(signal)
+
+    def place(self, signal: Signal) -> None:
         group = self.groups.get(signal.code)
         if group is None:
             group = self.groups[signal.code] = _Group(signal, signal.severity, signal.confidence)
@@ -141,14 +176,36 @@ class _Scan:
 def explain_text(text: str, *, source: str = "pasted text") -> Diagnosis:
     """One Finding per problem code found in text, most likely root cause first."""
     scan = _Scan(source)
+    text = normalise(text)
     # Only lines holding a keyword of some rule or context marker can change the outcome: one pass
     # over the whole buffer finds them (playbooks/signatures/prefilter.py).
-    for lineno, line, words in _prefilter().lines(text):
-        scan.feed(lineno, line, words)
+    for lineno, line, words, end in _prefilter().spans(text):
+        scan.feed(lineno, line, words, end)
     scan.lines = _prefilter().line_count(text)
     for signal in documents.signals(text, source=source):
         scan.add(signal)
+    for signal in structure.read(text, scan.marks, source=source):
+        scan.add(signal)
+    _rejoin(text, scan)
     return _diagnosis(scan)
+
+
+def _rejoin(text: str, scan: _Scan) -> None:
+    """Messages a terminal or a form wrapped over lines: what the joined line (or a document read with its
+    lines joined) says and no piece said."""
+    found = set(scan.groups)
+    readings = wrapped.unwrap(text)
+    if not readings:
+        return
+    for reading in readings:
+        for signal in documents.signals(reading, source=scan.source):
+            if signal.code not in found and signal.code != "training.failed":
+                scan.add(signal)
+    for lineno, joined in wrapped.logical_lines(text):
+        for signal in scan_line(joined, source=scan.source, lineno=lineno):
+            # The generic floor from a joined line would only restate what a piece already said.
+            if signal.code not in found and signal.code != "training.failed":
+                scan.add(signal)
 
 
 def explain_lines(lines: Iterable[str], *, source: str = "pasted text") -> Diagnosis:
@@ -158,7 +215,59 @@ def explain_lines(lines: Iterable[str], *, source: str = "pasted text") -> Diagn
     return _diagnosis(scan)
 
 
+def _settle_sigterms(scan: _Scan) -> None:
+    """A worker's SIGTERM is the failure unless torchrun sent it because another worker failed first:
+    the ChildFailedError's root cause is another failure, or (without that table) the agent closed the
+    workers without being signalled itself while another failure shows. Then the SIGTERMs are what
+    followed, counted on the cause and never blamed."""
+    if not scan.sigterms:
+        return
+    if scan.root is not None:
+        consequence = scan.root.fields.get("signal") != "SIGTERM"
+    else:
+        consequence = scan.agent_closing and not scan.agent_signalled and bool(_failure_codes(scan))
+    if consequence:
+        scan.consequences = len(scan.sigterms)
+        return
+    for signal in scan.sigterms:
+        scan.place(signal)
+
+
+def _failure_codes(scan: _Scan) -> list[str]:
+    return [code for code in scan.groups if code.startswith(_FAILURES) and code not in _NOT_CAUSES]
+
+
+# Codes that name why a process failed, and those among them that only follow another failure.
+_FAILURES = ("training.", "nccl.", "gpu.", "storage.", "efa.", "image.", "container.")
+_NOT_CAUSES = ("training.crash_loop", "training.memory_pressure")
+
+
+def _attribute_root(scan: _Scan) -> None:
+    """Bare exits (torchrun's root cause with exit code 1 and no error file, a worker's ``exitcode: 1``, a
+    container's ``Exit Code: 1``) say only that something failed. When the text shows an error, that error
+    is the failure, said of the root-cause rank; otherwise the exits are the finding (never silence)."""
+    named = [(code, group) for code, group in scan.groups.items() if code.startswith(_FAILURES) and code not in _NOT_CAUSES]
+    if not named:
+        if "training.crash_loop" not in scan.groups:  # a crash loop's finding already quotes its exit code
+            for signal in scan.exits:
+                scan.place(signal)
+        return
+    root = scan.root
+    if root is None or root.fields.get("kind") != "exit":
+        return
+    rank = root.fields.get("rank", "")
+    own = [(c, g) for c, g in named if rank and rank in g.values.get("rank", ())]
+    code, group = min(own or named, key=lambda item: (item[1].best.rank, precedence(item[0])))
+    who = f"Rank {rank}" + (f" on {root.fields['host']}" if root.fields.get("host") else "")
+    title = f"{who} failed first (exitcode {root.fields.get('exit_code', '?')}): {group.best.title}"
+    group.best = Signal(code=group.best.code, severity=group.best.severity, confidence=group.best.confidence, title=title,
+                        line=group.best.line, source=group.best.source, lineno=group.best.lineno,
+                        fields={**group.best.fields, "root_rank": rank})
+
+
 def _diagnosis(scan: _Scan) -> Diagnosis:
+    _settle_sigterms(scan)
+    _attribute_root(scan)
     findings = _findings(scan)
     if findings:
         more = f"; {len(findings) - 1} more finding(s)" if len(findings) > 1 else ""
@@ -176,11 +285,26 @@ def _adjust(code: str, group: _Group, scan: _Scan, codes: frozenset[str]) -> Non
         group.severity, group.confidence = "error", "high"  # the disruption hit a running job
     elif code == "training.crash_loop" and any(other.startswith(CRASH_CAUSES) for other in codes):
         group.severity = "info"  # the text says why it crashes: that finding explains the restarts
-    elif (code == "nccl.invalid_usage" and "training.cuda_oom" in codes
-          and set(group.values.get("problem", ())) == {"unhandled cuda error"}):
-        group.severity = "info"  # ncclUnhandledCudaError echoing the OOM: the OOM finding is the answer
+    elif (code == "nccl.invalid_usage" and set(group.values.get("problem", ())) == {"unhandled cuda error"}
+          and ("training.cuda_oom" in codes or _cuda_read(scan))):
+        # ncclUnhandledCudaError echoing a CUDA error that was read (an OOM, an ECC error, a bad ordinal):
+        # the CUDA error's own finding is the answer, not a rank-count mistake.
+        group.severity = "info"
+    elif (code == "nccl.invalid_usage" and "nccl.network_config" in codes
+          and "duplicate GPU" not in group.values.get("problem", ())):
+        group.severity = "info"  # the ncclInvalidUsage wrapping NCCL's network set-up failure: that finding is the answer
     elif code == "training.rendezvous_failed" and scan.dist_context and group.confidence == "low":
         group.severity, group.confidence = "error", "medium"  # a resolver / connect error inside distributed set-up
+
+
+def _benign_error(group: _Group) -> bool:
+    """An error the taxonomies class as benign: shown as an info finding that says why (never silence)."""
+    return group.best.fields.get("error_class") == "benign" and len(group.values.get("error_class", ())) == 1
+
+
+def _cuda_read(scan: _Scan) -> bool:
+    """Whether some finding rests on a CUDA error classed by the CUDA tables (playbooks/failures/)."""
+    return any("CUDA error" in group.values.get("kind", ()) for group in scan.groups.values())
 
 
 def _findings(scan: _Scan) -> list[Finding]:
@@ -189,7 +313,7 @@ def _findings(scan: _Scan) -> list[Finding]:
     findings = []
     for code, group in scan.groups.items():
         _adjust(code, group, scan, codes)
-        if group.severity == "info":
+        if group.severity == "info" and not _benign_error(group):
             continue
         findings.append(_finding(code, group, scan, codes, related))
     if scan.affinity.found and scan.failed_scheduling and "scheduling.pod_affinity_unsatisfiable" not in codes:

@@ -17,17 +17,20 @@ one ``_FAILURE_FORMAT_TEMPLATE`` entry per failure::
 signal for a negative exit code, or ``To enable traceback see: ...`` otherwise.
 
 The line rules see ``exitcode  : -9`` alone; this reader names the root-cause rank and host and counts the
-other failures. A negative exit code is read as elastic.py reads it (training.by_signal: SIGTERM / SIGKILL
-come from outside, SIGINT / SIGHUP from a closed session; SIGABRT / SIGSEGV are crashes whose cause is in
-the lines before, so they yield nothing here). When the root cause's own traceback names an error a line
-rule knows (a CUDA OOM, a device-side assert ...), that code is used instead. A positive exit code with no
-traceback says nothing the script's own output does not: no signal.
+other failures. Every signal it gives carries ``root_cause=yes``: explain then treats the other ranks'
+SIGTERMs as what torchrun did after the root cause, never as the cause. A negative exit code is read as
+elastic.py reads it (training.by_signal: SIGTERM / SIGKILL come from outside, SIGINT / SIGHUP from a closed
+session); SIGABRT / SIGSEGV / SIGBUS are crashes whose cause is in the lines before, said as such. When the
+root cause's own traceback names an error a line rule knows (a CUDA OOM, a device-side assert ...), that
+code is used instead. A positive exit code with no traceback is the script's own error: a low-confidence
+``training.failed`` for that rank, which explain replaces by the error the text shows for it.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from playbooks import linear
+from playbooks.failures import tables
 from playbooks.signatures.catalogue import iter_lines, scan_line
 from playbooks.signatures.model import Signal, trim
 from playbooks.signatures.training import by_signal, signal_name
@@ -123,6 +126,7 @@ def _fields(failure: _Failure, others: int) -> dict[str, str]:
     if error_file and error_file != "<N/A>":
         fields["error_file"] = error_file
     fields["other_failures"] = str(others)
+    fields["root_cause"] = "yes"
     return fields
 
 
@@ -157,11 +161,27 @@ def _signal(failure: _Failure, others: int, source: str) -> Signal | None:
                       line=trim(line), source=source, lineno=lineno, fields=fields)
     exit_code = fields.get("exit_code", "")
     if not exit_code.startswith("-"):
-        return None  # the script's own exit: its output names the cause
-    signal = signal_name(exit_code)
+        # The script's own exit: its output names the cause (explain puts that error in this rank's name).
+        fields["kind"] = "exit"
+        title = (f"{_who(fields)} failed first (exitcode {exit_code or '?'}); this text holds no error of it: "
+                 f"read that rank's own log{_after(fields)}")
+        return Signal(code="training.failed", severity="error", confidence="low", title=title,
+                      line=trim(line), source=source, lineno=lineno, fields=fields)
+    entry = tables.signal_entry(exit_code)
+    signal = entry.name if entry is not None else signal_name(exit_code)
     verdict = by_signal(signal)
     if verdict is None:
-        return None  # SIGABRT / SIGSEGV: a crash whose cause is in the lines before
+        # SIGABRT / SIGSEGV / SIGBUS ...: the process crashed; the signal's own meaning (failures/tables.py)
+        # says where to look, and the lines before it may say why.
+        meaning = f": {entry.meaning}" if entry is not None else ": a native crash inside the process"
+        fields.update({"signal": signal, "kind": "process end"})
+        if entry is not None:
+            fields.update({"error": entry.name, "error_class": entry.klass, "meaning": entry.meaning})
+        code = entry.code if entry is not None and entry.code else "training.failed"
+        confidence = "medium" if code != "training.failed" else "low"
+        title = f"{_who(fields)} crashed first with {signal} (exitcode {exit_code}){meaning}{_after(fields)}"
+        return Signal(code=code, severity="error", confidence=confidence, title=title,
+                      line=trim(line), source=source, lineno=lineno, fields=fields)
     fields["signal"] = signal
     meaning = {
         "SIGKILL": ": the kernel OOM killer (host memory) or an eviction past its grace period",

@@ -121,6 +121,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from types import MappingProxyType
 
+from playbooks.failures import lines as failure_lines
 from playbooks.fix_values import is_dns1123_label, is_dns1123_subdomain
 from playbooks.signatures import (
     containers, crash_loop, cuda_oom, efa, elastic, gating, gpu, gpu_health, images, karpenter, nccl, nccl_usage,
@@ -180,6 +181,9 @@ _UNITS: tuple[_Unit, ...] = (
     _Unit((scheduling.GATE,), _scheduler_scan),
     _Unit(karpenter.SEGMENT_GATES, karpenter.scan_segments),
     *(_rule_unit(rule) for rule in LINE_RULES),
+    # Last: failures read by their structure and upstream's tables (playbooks/failures/lines.py), the
+    # floor under every rule.
+    _Unit(failure_lines.KEYWORDS, failure_lines.scan),
 )
 
 
@@ -192,6 +196,7 @@ def _index(units: tuple[_Unit, ...]) -> tuple[tuple[str, ...], dict[str, tuple[i
 
 
 KEYWORDS, _OWNERS = _index(_UNITS)
+_FAILURE_UNIT = len(_UNITS) - 1
 
 
 @lru_cache(maxsize=1)
@@ -269,6 +274,8 @@ def scan_line(line: str, *, source: str, lineno: int | None = None, keywords: It
     seen: set[tuple[object, ...]] = set()
     signals: list[Signal] = []
     for i in units:
+        if i == _FAILURE_UNIT and signals:
+            break  # a rule above read this line: the structural reader is only the floor under the rules
         for hit in _UNITS[i].scan(payload, base):
             key = (hit.code, tuple(sorted(hit.fields.items())))
             if key in seen:

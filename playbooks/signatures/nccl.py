@@ -92,7 +92,10 @@ def _ofi_text_only(fields: dict[str, str], text: str) -> Verdict:
 
 
 def _socket(fields: dict[str, str], text: str) -> Verdict:
-    if fields.get("problem") in ("Connection refused", "Connection reset by peer"):
+    # The peer's end went away: refused, reset, closed (src/misc/socket.cc ``socketProgress``: ``Connection
+    # closed by remote peer %s``, ``Net : Connection closed by remote peer`` before 2.19) or a write into a
+    # closed connection (EPIPE).
+    if fields.get("problem") in ("Connection refused", "Connection reset by peer", "Connection closed by remote peer", "Broken pipe"):
         return Verdict(code="nccl.peer_unresponsive", title="NCCL socket to a peer failed ({problem}): the peer may have exited")
     return Verdict()
 
@@ -186,7 +189,7 @@ RULES: tuple[Rule, ...] = (
         confidence="low",
         title="NCCL socket to a peer failed ({problem})",
         keywords=("NCCL WARN",),
-        pattern=linear.compile(r"(?P<problem>Connection refused|Connection timed out|No route to host|Connection reset by peer)"),
+        pattern=linear.compile(r"(?P<problem>Connection refused|Connection timed out|No route to host|Connection reset by peer|Connection closed by remote peer|Broken pipe)"),
         refine=stamped(_socket),
         fields_doc="problem, time, host",
         example="ip-10-0-1-5:88:120 [0] NCCL WARN NET/Socket : Connect to 10.0.2.7<43719> failed : No route to host",

@@ -21,7 +21,7 @@ from playbooks.signatures.model import Rule, Verdict
 
 _BUS = r"(?P<pci>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])"
 # First line of a GPU's block: index, name, persistence mode | bus id, display | volatile uncorrected ECC.
-_GPU_ROW = linear.compile(r"^\|\s*(?P<index>\d+)\s+(?P<name>.+?)\s+(?:On|Off)\s*\|\s*" + _BUS + r"\s+\S+\s*\|\s*(?P<ecc>\d+|ERR!|N/A|Off)\s*\|")
+_GPU_ROW = linear.compile(r"(?:^|[\s\]:])\|\s*(?P<index>\d+)\s+(?P<name>.+?)\s+(?:On|Off)\s*\|\s*" + _BUS + r"\s+\S+\s*\|\s*(?P<ecc>\d+|ERR!|N/A|Off)\s*\|")
 _ERR = "ERR!"
 
 
@@ -90,7 +90,7 @@ RULES: tuple[Rule, ...] = (
         confidence="high",
         title="nvidia-smi shows GPU[ {index}][ ({pci})] as ERR!: the driver lost the GPU",
         keywords=(_ERR,),
-        pattern=linear.compile(r"^\|.*ERR!"),
+        pattern=linear.compile(r"(?:^|[\s\]:])\|.*ERR!"),
         refine=_err_row,
         fields_doc="index, pci",
         example="|   0  ERR!                On   | 00000000:19:00.0 Off |                 ERR! |",

@@ -154,6 +154,11 @@ def reword(text: str, rng: random.Random) -> str:
     return text
 
 
+def _command_output(lines: list[str]) -> bool:
+    head = [line for line in lines if line.strip()][:10]
+    return any(line.startswith("Name:") or "NVSMI LOG" in line for line in head)
+
+
 def _stripped(lines: list[str]) -> frozenset[str]:
     return frozenset(line.strip() for line in lines if line.strip())
 
@@ -168,6 +173,10 @@ def variants(name: str, text: str) -> Iterator[Variant]:
         out = _prefixed(lines, make(rng))
         yield Variant(kind, "\n".join(out), own | _stripped(out))
     for ranks in (False, True):
+        if not ranks and _command_output(lines):
+            # A command's report (kubectl describe, nvidia-smi -q) is never interleaved line by line with a
+            # log stream that carries no rank tags; with tags (interleaved_ranks) it is, and is read per stream.
+            continue
         out, mine = _interleaved(lines, rng, ranks)
         yield Variant("interleaved_ranks" if ranks else "interleaved", "\n".join(out), own | _stripped(mine))
     for width in WIDTHS:

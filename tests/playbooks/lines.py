@@ -395,4 +395,24 @@ LINES: list[tuple[str, str, dict[str, str]]] = [
         "OSError: [Errno 28] No space left on device: '/checkpoints/llama-8b/step_12000/model-00003-of-00004.safetensors'",
         {"path": "/checkpoints/llama-8b/step_12000/model-00003-of-00004.safetensors", "problem": "no space"},
     ),
+    (
+        "training.failed",
+        "[rank2]: ChatTemplateError: no chat template in tokenizer_config.json",
+        {"exc_type": "ChatTemplateError", "rank": "2", "error_class": "unknown"},
+    ),
+    (
+        "training.gpu_not_visible",
+        "RuntimeError: No CUDA GPUs are available",
+        {"exc_type": "RuntimeError"},
+    ),
+    (
+        "training.numerical",
+        "RuntimeError: Function 'LogBackward0' returned nan values in its 0th output.",
+        {"function": "LogBackward0"},
+    ),
+    (
+        "nccl.network_config",
+        "[2026-11-25 23:58:32] vm:964:964 [0] bootstrap.cc:114 NCCL WARN Bootstrap : no socket interface found",
+        {"host": "vm"},
+    ),
 ]

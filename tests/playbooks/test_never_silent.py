@@ -100,7 +100,9 @@ def test_every_fixture_gets_every_kind_of_variant() -> None:
     for name, v in CASES:
         per_fixture.setdefault(name, set()).add(re.sub(r"_\d+$", "", v.name))
     assert {"rank_prefix", "glog", "interleaved", "terminal_wrap", "form_wrap", "reworded", "body"} <= kinds
-    assert all(seen == kinds for seen in per_fixture.values())
+    # A command's report (describe, nvidia-smi -q) is interleaved only with a rank-tagged stream.
+    assert all(seen == kinds or seen == kinds - {"interleaved"} for seen in per_fixture.values())
+    assert sum(1 for seen in per_fixture.values() if seen == kinds) > len(per_fixture) // 2
 
 
 def test_variants_are_deterministic_and_reword_only_values() -> None:

@@ -175,9 +175,10 @@ def test_quota_error_reported_as_insufficient_capacity_is_a_quota_problem() -> N
     ("exit_line", "expected"),
     [
         ("Pod: default.pytorch-dist-job-worker-0 exited with code 0", []),
-        ("      Exit Code:    1", []),
-        ("failed (exitcode: 1) local_rank: 0 (pid: 192) of binary: /usr/local/bin/python", []),
-        ("failed (exitcode: -6) local_rank: 0 (pid: 192) of binary: /usr/local/bin/python", []),  # SIGABRT: a crash
+        # The program's own exit: an error whose cause is in its output, the low-confidence floor, never a kill.
+        ("      Exit Code:    1", ["training.failed"]),
+        ("failed (exitcode: 1) local_rank: 0 (pid: 192) of binary: /usr/local/bin/python", ["training.failed"]),
+        ("failed (exitcode: -6) local_rank: 0 (pid: 192) of binary: /usr/local/bin/python", []),  # SIGABRT: the crash's lines say why
         ("      Exit Code:    137", ["training.terminated"]),
         ("      Exit Code:    143", ["training.terminated"]),
     ],

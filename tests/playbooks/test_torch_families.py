@@ -95,8 +95,7 @@ def test_nccl_system_error_about_shared_memory_is_shm() -> None:
 @pytest.mark.parametrize(
     "line",
     [
-        # exits that are the script's own (the traceback says why) or a clean finish
-        "failed (exitcode: 1) local_rank: 0 (pid: 876053) of binary: /usr/bin/python3.11",
+        # a clean finish, and the fields of torchrun's table (its document reader reads them as a whole)
         "  exitcode  : 1 (pid: 4121)",
         "  exitcode  : 0 (pid: 4121)",
         "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",
@@ -105,17 +104,33 @@ def test_nccl_system_error_about_shared_memory_is_shm() -> None:
         '    """Halve the micro-batch and retry when CUDA runs out of memory."""',
         "    except torch.OutOfMemoryError:",
         "llama-3-8b-node-0-0:194:712 [0] NCCL INFO Cuda failure 'out of memory'",  # CUDACHECKIGNORE: cleared, went on
-        "RuntimeError: cuDNN error: CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED",  # host memory, not the GPU
         # healthy NCCL and c10d lines
         "llama-3-8b-node-0-0:194:712 [0] NCCL INFO ncclCommInitRankConfig comm 0x55d5c8a0 rank 0 nranks 4 cudaDev 0 nvmlDev 0 busId 101c0 commId 0x5c1e2f4d - Init COMPLETE",
         "llama-3-8b-node-0-0:194:194 [0] NCCL INFO NCCL_DEBUG set by environment to INFO.",
         "[W socket.cpp:697] [c10d] The server socket has failed to bind to [::]:29500 (errno: 97 - Address family not supported by protocol).",
         "I0101 12:00:00.100000 7 torch/distributed/launcher/api.py:188]   rdzv_configs     : {'timeout': 900}",
-        "ip-10-1-77-12:105:180 [1] NCCL WARN Cuda failure 'an illegal memory access was encountered'",  # not the set-up; other lines tell
     ],
 )
 def test_near_misses_stay_quiet(line: str) -> None:
     assert scan_line(line, source="test") == [], [s.code for s in scan_line(line, source="test")]
+
+
+@pytest.mark.parametrize(
+    ("line", "code", "confidence"),
+    [
+        # the script's own exit: its output holds the error; the floor says so (never silent)
+        ("failed (exitcode: 1) local_rank: 0 (pid: 876053) of binary: /usr/bin/python3.11", "training.failed", "low"),
+        # not an OOM of the GPU (host memory inside cuDNN): the generic floor with cuDNN's status, not training.cuda_oom
+        ("RuntimeError: cuDNN error: CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED", "training.failed", "low"),
+        # not the set-up (no rank-count fix): the CUDA error inside NCCL read from the CUDA table, the job's code
+        ("ip-10-1-77-12:105:180 [1] NCCL WARN Cuda failure 'an illegal memory access was encountered'", "training.code_error", "medium"),
+        # a hardware report wherever it is printed, NCCL's CUDA check included
+        ("ip-10-1-77-12:105:180 [1] NCCL WARN Cuda failure 'uncorrectable ECC error encountered'", "gpu.unhealthy_device", "medium"),
+    ],
+)
+def test_errors_beside_the_families_are_read_by_the_structural_floor(line: str, code: str, confidence: str) -> None:
+    found = [(s.code, s.confidence) for s in scan_line(line, source="test")]
+    assert found == [(code, confidence)]
 
 
 @pytest.mark.parametrize(

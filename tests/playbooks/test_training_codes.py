@@ -122,14 +122,23 @@ def _diagnose(pod: PodFacts):
 
 
 def test_live_crash_loop_quotes_exit_code_and_last_error_lines() -> None:
-    log = "step 0\nTraceback (most recent call last):\n  File \"t.py\", line 3\nKeyError: 'input_ids'\n"
+    # An error of a class no upstream table names: the crash loop's own finding quotes it with the exit code.
+    log = "step 0\nTraceback (most recent call last):\n  File \"t.py\", line 3\nTokenizerConfigError: 'input_ids'\n"
     diagnosis = _diagnose(_pod(log=log))
     first = diagnosis.findings[0]
     assert first.code == "training.crash_loop" and first.severity == "error"
     assert "exit code 1" in first.title and "4 restarts" in first.title
-    assert any("KeyError: 'input_ids'" in e.text for e in first.evidence)
+    assert any("TokenizerConfigError: 'input_ids'" in e.text for e in first.evidence)
     assert any('"exitCode": 1' in e.text for e in first.evidence)
     assert "--previous" in first.fix.snippet and "trainer" in first.fix.snippet
+
+
+def test_live_crash_loop_of_a_classed_exception_leads_with_the_exception() -> None:
+    # KeyError is a code error in Python's own hierarchy (failures/tables.py): the cause, then no crash loop.
+    log = "step 0\nTraceback (most recent call last):\n  File \"t.py\", line 3\nKeyError: 'input_ids'\n"
+    found = _diagnose(_pod(log=log)).findings
+    assert found[0].code == "training.code_error" and "KeyError: 'input_ids'" in found[0].title
+    assert "training.crash_loop" not in [f.code for f in found]
 
 
 def test_live_crash_loop_with_a_known_cause_in_the_previous_log() -> None:

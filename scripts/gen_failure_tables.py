@@ -57,10 +57,13 @@ OUT = ROOT / "playbooks" / "failures" / "data"
 MIRRORS = Path("/work/.mirror")
 GENERATOR = "scripts/gen_failure_tables.py"
 
-# The NCCL releases PyTorch wheels shipped (2.21.5: torch 2.5/2.6; 2.26: torch 2.7/2.8; 2.27: 2.9/2.10;
-# 2.28.9: 2.11, the captured one) and the newest; formats differ between them ("Error: network %s not
-# found." left plugin/net.cc after 2.26).
-NCCL_TAGS = ("v2.21.5-1", "v2.26.6-1", "v2.27.7-1", "v2.28.9-1", "v2.30.7-1")
+# The NCCL releases PyTorch wheels shipped (2.14.3: torch 1.13/2.0; 2.18: torch 2.1; 2.19: torch 2.2;
+# 2.20.5: torch 2.3/2.4, each series read at its last patch tag; 2.21.5: torch 2.5/2.6; 2.26: torch
+# 2.7/2.8; 2.27: 2.9/2.10; 2.28.9: 2.11, the captured one) and the newest; formats differ between them
+# (socket.cc's "Net : Connection closed by remote peer %s" became "socketProgress: Connection closed by
+# remote peer %s" in 2.21; "Error: network %s not found." left plugin/net.cc after 2.26).
+NCCL_TAGS = ("v2.14.3-1", "v2.18.6-1", "v2.19.4-1", "v2.20.5-1",
+             "v2.21.5-1", "v2.26.6-1", "v2.27.7-1", "v2.28.9-1", "v2.30.7-1")
 NCCL_FILES = re.compile(
     r"^src/(bootstrap\.cc|misc/socket\.cc|misc/shmutils\.cc|net\.cc|plugin/net\.cc|proxy\.cc|init\.cc"
     r"|transport/(net[^/]*\.cc|net_ib/[^/]*\.cc|p2p\.cc|shm\.cc)|include/(checks\.h|cudawrap\.h|alloc\.h))$")
@@ -301,6 +304,8 @@ def sample_of(fmt: str) -> str:
     return _CONV.sub(value, fmt)
 
 
+_NCCL_COORDINATION = "NCCL's coordination between ranks failed: look for the first failing rank and its first WARN line."
+
 # (class, code, words any of which in the lowercased format picks the rule); first rule that matches wins.
 NCCL_WARN_RULES: tuple[tuple[str, str | None, tuple[str, ...], str], ...] = (
     ("internal", None, ("cuda failure",),
@@ -319,7 +324,8 @@ NCCL_WARN_RULES: tuple[tuple[str, str | None, tuple[str, ...], str], ...] = (
      "lacks, or NCCL_NET forces a plugin (IB, AWS Libfabric) the image or node does not have."),
     ("code", "nccl.invalid_usage", ("duplicate gpu detected", "multiple ranks are using the same gpu",
                                     "invalid rank requested", "invalid device count", "improper usage",
-                                    "mismatched nccl version", "before the previous operation returned"),
+                                    "mismatched nccl version", "before the previous operation returned",
+                                    "invalid arguments comm"),
      "NCCL refused the job's configuration: more ranks than GPUs in the pod, two ranks on one GPU, or "
      "mismatched NCCL builds across ranks."),
     ("distributed", "nccl.peer_unresponsive", ("connection closed by remote peer", "message truncated",
@@ -333,12 +339,14 @@ NCCL_WARN_RULES: tuple[tuple[str, str | None, tuple[str, ...], str], ...] = (
                        "net/ib", "net/socket", "net :", "socket"),
      "A network operation of NCCL failed (socket, InfiniBand or EFA): check the NICs and the security groups "
      "between the nodes, then the other ranks' logs."),
+    # 2.14's proxy.cc "Proxy Call to rank %d failed (%s)" names the peer and the proxy operation, not a
+    # system call's strerror: the coordination rule's, ahead of the system-call one below.
+    ("distributed", None, ("proxy call to rank",), _NCCL_COORDINATION),
     ("environment", None, ("call to ", "failed: %s", "thread creation failed", "failed to malloc",
                            "failed to cuda", "allocation failed", "unable to create thread context"),
      "A system or allocation call inside NCCL failed: the quoted strerror (see the errno table) says what "
      "the node or pod lacks."),
-    ("distributed", None, ("bootstrap", "proxy", "rank", "comm ", "communicator", "peer"),
-     "NCCL's coordination between ranks failed: look for the first failing rank and its first WARN line."),
+    ("distributed", None, ("bootstrap", "proxy", "rank", "comm ", "communicator", "peer"), _NCCL_COORDINATION),
 )
 NCCL_WARN_DEFAULT = ("internal", None, "An internal check of NCCL failed, usually after an earlier error: "
                      "read the first WARN line of the first failing rank.")

@@ -141,6 +141,27 @@ def test_nccl_warning_lookups():
     assert nccl_warning("nothing NCCL ever printed") is None
 
 
+
+def test_nccl_warnings_of_the_releases_before_2_21_are_read():
+    # NCCL 2.14 to 2.20 (torch 1.13 to 2.4) printed socket.cc's warnings as "Net : ..." where 2.21 prints
+    # "socketProgress: ..."; both are in the table, classed alike.
+    source = load("nccl_warnings")["source"]
+    for tag in ("v2.14.3-1", "v2.18.6-1", "v2.19.4-1", "v2.20.5-1"):
+        assert f"{tag} (" in source
+    closed = nccl_warning("Net : Connection closed by remote peer a100-st-p4d24xlarge-22.pcluster<47861>")
+    assert closed.code == "nccl.peer_unresponsive" and closed.name == "Net : Connection closed by remote peer %s"
+    row = next(r for r in load("nccl_warnings")["entries"] if r["name"] == closed.name)
+    assert any(w.startswith("v2.14.3-1:src/misc/socket.cc:") for w in row["where"])
+    assert closed.code == nccl_warning("socketProgress: Connection closed by remote peer a100-st-22<47861>").code
+    recv = nccl_warning("Net : Call to recv from 10.200.84.247<58355> failed : Broken pipe")
+    assert recv is not None and recv.name == "Net : Call to recv from %s failed : %s"
+    assert recv.klass in ("network", "distributed")
+    assert recv.klass == nccl_warning("socketProgressOpt: Call to recv from 10.0.0.7<41424> failed : "
+                                      "Connection reset by peer").klass
+    prefixed = nccl_warning("a100-st-p4d24xlarge-21:3512:3590 [3] misc/socket.cc:538 NCCL WARN Net : Connection "
+                            "closed by remote peer a100-st-p4d24xlarge-22.pcluster<47861>")
+    assert prefixed is closed
+
 def test_errno_covers_python_and_glibc():
     import errno
     import os

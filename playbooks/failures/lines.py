@@ -116,10 +116,25 @@ def classify(body: str) -> Hit | None:
     exception = _exception(body)
     if exception is not None:
         exc_type, message = exception
-        if exc_type.endswith(_WARNING_ENDINGS) or exc_type.rsplit(".", 1)[-1] in _CARRIERS or _RERAISED.match(message):
+        if exc_type.endswith(_WARNING_ENDINGS) or carries_another(exc_type, message):
             return None
-        return _inside(message, exc_type) or _by_type(exc_type, message)
+        return _inside(message, exc_type) or _named_type(exc_type, message) or _by_type(exc_type, message)
     return _inside(body, "")
+
+
+def carries_another(exc_type: str, message: str) -> bool:
+    """An exception that only carries a failure said elsewhere (torchrun's table, a re-raised worker error)."""
+    return exc_type.rsplit(".", 1)[-1] in _CARRIERS or _RERAISED.match(message) is not None
+
+
+def _named_type(exc_type: str, message: str) -> Hit | None:
+    """An exception line whose type is an NCCL result or CUDA error name (``ncclInternalError: ...``)."""
+    name = exc_type.rsplit(".", 1)[-1]
+    entry = tables.nccl_result(name) if name.startswith("nccl") else tables.cuda_error(name) if name.startswith(("cuda", "CUDA_")) else None
+    if entry is None:
+        return None
+    kind = "NCCL result" if name.startswith("nccl") else "CUDA error"
+    return entry_hit(entry, kind, message_of(exc_type, message), {"exc_type": exc_type})
 
 
 def _exception(body: str) -> tuple[str, str] | None:

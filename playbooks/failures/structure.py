@@ -7,19 +7,31 @@ ncclGetLastError(comm)``), so with NCCL_DEBUG unset that line is the only place 
 runtime prints an uncaught exception's message on the line after ``terminate called after throwing an
 instance of '...'`` (libstdc++ ``__gnu_cxx::__verbose_terminate_handler``: ``  what():  %s``).
 
-Both are read here from offsets the prefilter gives, so a 50 MB log is never split into lines for them.
+A Python traceback ends with its exception (CPython Lib/traceback.py ``TracebackException.format``: the
+``Traceback (most recent call last):`` header, indented frames, then ``<qualified type>: <message>`` at the
+start of a line), whatever the exception is called: the line after the frames is read as an exception
+even when its name ends in neither Error nor Exception and no table knows it. Only the lines of the
+header's own stream are followed (the same ``[rankN]:`` tag), so interleaved ranks do not mix.
+
+All are read here from offsets the prefilter gives, so a 50 MB log is never split into lines for them.
 """
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from playbooks import linear
 from playbooks.failures import lines, prefixes, tables
+from playbooks.signatures.catalogue import scan_line
 from playbooks.signatures.model import Hit, Signal, trim
+
+_EXCEPTION_LINE = linear.compile(r"^(?P<exc_type>(?:[A-Za-z_][A-Za-z0-9_]{0,80}\.){0,10}[A-Za-z_][A-Za-z0-9_]{0,80})(?::\s?(?P<message>.*))?$")
 
 LAST_ERROR = "Last error:"
 WHAT = "what():"
-MARKERS = (LAST_ERROR, WHAT)
+TRACEBACK = "Traceback (most recent call last)"
+MARKERS = (LAST_ERROR, WHAT, TRACEBACK)
+MAX_FRAMES = 400  # lines followed after a traceback header before giving up on finding its exception
 MAX_MARKS = 200  # detail lines read per text: the first ones name the cause, the rest repeat it
 
 
@@ -65,11 +77,56 @@ def _what_hit(message: str) -> Hit:
                {"message": lines.quote(message), "kind": "C++ exception", "error_class": "unknown"})
 
 
+def _traceback_end(text: str, mark: Mark, rank: str) -> tuple[int, str, str] | None:
+    """(line number, raw line, exception line) that ends the traceback whose header is ``mark``."""
+    end, lineno = mark.end, mark.lineno
+    for _ in range(MAX_FRAMES):
+        if end >= len(text):
+            return None
+        start = end + 1
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        lineno += 1
+        raw = text[start:end]
+        removed = prefixes.remove(raw)
+        if rank and removed.rank and removed.rank != rank:
+            continue  # another rank's line interleaved with this traceback
+        rest = removed.rest.rstrip()
+        if not rest.strip() or rest[:1].isspace() or rest.lstrip().startswith("^"):
+            continue  # a frame, its source line, the caret line, or a blank
+        if rest.startswith(TRACEBACK):
+            return None  # another traceback began: this one was cut off
+        return lineno, raw, rest
+    return None
+
+
+def _uncatalogued_exception(line: str, raw: str) -> Hit | None:
+    """The exception that ends a traceback, when no rule and no table reads its line."""
+    found = _EXCEPTION_LINE.match(line)
+    if found is None or scan_line(raw, source=""):
+        return None
+    exc_type, message = found.group("exc_type"), (found.group("message") or "").strip()
+    if exc_type.endswith("Warning") or lines.carries_another(exc_type, message):
+        return None
+    said = lines.message_of(exc_type, message) if message else exc_type
+    return Hit(lines.GENERIC, "error", "low",
+               f"The process failed with {lines.quote(said, 200)} (an exception the taxonomies do not class)",
+               {"exc_type": exc_type, "message": lines.quote(said), "kind": "exception", "error_class": "unknown"})
+
+
 def read(text: str, marks: Iterable[Mark], *, source: str) -> list[Signal]:
     found: list[Signal] = []
     for mark in marks:
         body = prefixes.split(mark.line)
-        if body.body.rstrip() == LAST_ERROR:
+        if body.body.startswith(TRACEBACK) or body.body.startswith("Original " + TRACEBACK):
+            ended = _traceback_end(text, mark, body.rank)
+            if ended is None:
+                continue
+            lineno, raw, line = ended
+            hit = _uncatalogued_exception(line, raw)
+            if hit is None:
+                continue
+        elif body.body.rstrip() == LAST_ERROR:
             following = _next_line(text, mark.end, mark.lineno)
             if following is None:
                 continue

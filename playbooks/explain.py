@@ -36,12 +36,14 @@ _FAILED_SCHEDULING = ("FailedScheduling", "Unschedulable", "nodes are available"
 # consequence of another failure rather than its cause.
 _AGENT_CLOSING = "closing signal SIGTERM"
 _AGENT_SIGNALLED = ("death signal", "got signal: ")
+_CONTEXT_AGENT = frozenset((_AGENT_CLOSING, *_AGENT_SIGNALLED))
+_CONTEXT = frozenset((*structure.MARKERS, *_CONTEXT_AGENT, *documents.MARKERS))
 
 
 @lru_cache(maxsize=1)
 def _prefilter() -> Prefilter:
     return Prefilter((*KEYWORDS, _NOMINATED, *_DIST_CONTEXT, *_FAILED_SCHEDULING, *_AffinitySpec.MARKERS,
-                      *structure.MARKERS, _AGENT_CLOSING, *_AGENT_SIGNALLED))
+                      *structure.MARKERS, _AGENT_CLOSING, *_AGENT_SIGNALLED, *documents.MARKERS))
 
 
 def _names_its_rank(signal: Signal) -> bool:
@@ -128,22 +130,29 @@ class _Scan:
     consequences: int = 0  # workers' SIGTERMs that followed the failure
     root: Signal | None = None
     exits: list[Signal] = field(default_factory=list)
+    context_words: set[str] = field(default_factory=set)
     marks: list[structure.Mark] = field(default_factory=list)  # lines whose next line holds the detail
     agent_closing: bool = False
     agent_signalled: bool = False
     # Workers' SIGTERMs, held until the whole text says whether they are the failure or what followed it.
     sigterms: list[Signal] = field(default_factory=list)
 
-    def feed(self, lineno: int, line: str, keywords: tuple[str, ...] | None = None, end: int = -1) -> None:
+    def feed(self, lineno: int, line: str, keywords: tuple[str, ...] | None = None) -> None:
         line = line[:MAX_LINE_CHARS]
         self.lines = lineno
-        if keywords is None or any(k in structure.MARKERS for k in keywords):
-            if len(self.marks) < structure.MAX_MARKS and _any_in(structure.MARKERS, line):
-                self.marks.append(structure.Mark(lineno, line, end))
-        if _AGENT_CLOSING in line:
-            self.agent_closing = True
-        if not self.agent_signalled and _any_in(_AGENT_SIGNALLED, line):
-            self.agent_signalled = True
+        # Context words (the failure reader's, the documents' markers): looked for only among the words the
+        # prefilter found in the line.
+        context = _CONTEXT.intersection(keywords) if keywords is not None else {w for w in _CONTEXT if w in line}
+        if context:
+            self.context_words |= context
+            context -= documents.MARKERS
+        if context:
+            if len(self.marks) < structure.MAX_MARKS and not _CONTEXT_AGENT.issuperset(context):
+                self.marks.append(structure.Mark(lineno, line))
+            if _AGENT_CLOSING in context:
+                self.agent_closing = True
+            if not _CONTEXT_AGENT.isdisjoint(context) and _AGENT_CLOSING not in context:
+                self.agent_signalled = True
         if _NOMINATED in line:
             self.nominated = True
         if not self.dist_context and _any_in(_DIST_CONTEXT, line):
@@ -179,10 +188,10 @@ def explain_text(text: str, *, source: str = "pasted text") -> Diagnosis:
     text = normalise(text)
     # Only lines holding a keyword of some rule or context marker can change the outcome: one pass
     # over the whole buffer finds them (playbooks/signatures/prefilter.py).
-    for lineno, line, words, end in _prefilter().spans(text):
-        scan.feed(lineno, line, words, end)
+    for lineno, line, words in _prefilter().lines(text):
+        scan.feed(lineno, line, words)
     scan.lines = _prefilter().line_count(text)
-    for signal in documents.signals(text, source=source):
+    for signal in documents.signals(text, source=source, present=frozenset(scan.context_words)):
         scan.add(signal)
     for signal in structure.read(text, scan.marks, source=source):
         scan.add(signal)

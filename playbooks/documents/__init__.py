@@ -27,8 +27,16 @@ READERS: tuple = (
 )
 
 
-def signals(text: str, *, source: str) -> list[Signal]:
-    readers = [(markers, read) for markers, read in READERS if all(marker in text for marker in markers)]
+# Every marker of every reader: a caller that already found which of them occur (explain's prefilter) passes
+# them as ``present`` and spares a search of the whole text per marker.
+MARKERS: frozenset[str] = frozenset(marker for markers, _ in READERS for marker in markers)
+
+
+def signals(text: str, *, source: str, present: frozenset[str] | None = None) -> list[Signal]:
+    if present is None:
+        readers = [(markers, read) for markers, read in READERS if all(marker in text for marker in markers)]
+    else:
+        readers = [(markers, read) for markers, read in READERS if present.issuperset(markers)]
     if not readers:
         return []
     found: list[Signal] = []

@@ -13,11 +13,12 @@ start of a line), whatever the exception is called: the line after the frames is
 even when its name ends in neither Error nor Exception and no table knows it. Only the lines of the
 header's own stream are followed (the same ``[rankN]:`` tag), so interleaved ranks do not mix.
 
-All are read here from offsets the prefilter gives, so a 50 MB log is never split into lines for them.
+The prefilter hands over only the marked lines; their places in the text are found by one forward
+search, so a 50 MB log is never split into lines for them.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from playbooks import linear
@@ -39,7 +40,21 @@ MAX_MARKS = 200  # detail lines read per text: the first ones name the cause, th
 class Mark:
     lineno: int
     line: str
-    end: int  # where the line ends in the text (the index of its newline)
+    end: int = -1  # where the line ends in the text (the index of its newline), once located
+
+
+def _located(text: str, marks: Iterable[Mark]) -> Iterator[Mark]:
+    """Each mark with its place in the text, found by searching on from the previous one: marks come in
+    the text's order, so the whole text is searched at most once, and only when it has marks."""
+    position = 0
+    for mark in marks:
+        start = text.find(mark.line, position)
+        if start < 0:
+            continue
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        position = end
+        yield Mark(mark.lineno, mark.line, end)
 
 
 def _next_line(text: str, end: int, lineno: int) -> tuple[int, str] | None:
@@ -116,7 +131,7 @@ def _uncatalogued_exception(line: str, raw: str) -> Hit | None:
 
 def read(text: str, marks: Iterable[Mark], *, source: str) -> list[Signal]:
     found: list[Signal] = []
-    for mark in marks:
+    for mark in _located(text, marks):
         body = prefixes.split(mark.line)
         if body.body.startswith(TRACEBACK) or body.body.startswith("Original " + TRACEBACK):
             ended = _traceback_end(text, mark, body.rank)

@@ -37,14 +37,6 @@ class Prefilter:
         self._database = None  # compiled on first use: None not tried yet, False unavailable
 
     def lines(self, text: str) -> Iterator[tuple[int, str, tuple[str, ...]]]:
-        for lineno, line, words, _end in self.spans(text):
-            yield lineno, line, words
-
-    def spans(self, text: str) -> Iterator[tuple[int, str, tuple[str, ...], int]]:
-        """As ``lines``, with where each line ends in ``text`` (the index of its newline, or len(text)),
-        so that a reader can look at the lines after a candidate without splitting the whole text.
-        Classic Mac line ends are read as newlines: call ``normalise`` first to get the text the offsets
-        refer to."""
         text = normalise(text)
         database = self._engine() if len(text) >= ENGINE_FROM_CHARS else None
         if database:
@@ -57,7 +49,7 @@ class Prefilter:
         breaks = text.count("\n") or (text.count("\r") if "\r" in text else 0)
         return breaks + (0 if text.endswith(("\n", "\r")) else 1)
 
-    def _scan_lines(self, text: str) -> Iterator[tuple[int, str, tuple[str, ...], int]]:
+    def _scan_lines(self, text: str) -> Iterator[tuple[int, str, tuple[str, ...]]]:
         checks = self._anchors
         start, size, find = 0, len(text), text.find
         lineno = 0
@@ -69,7 +61,7 @@ class Prefilter:
             line = text[start:end]
             present = [w for anchor, words in checks if anchor in line for w in words if w in line]
             if present:
-                yield lineno, line, tuple(present), end
+                yield lineno, line, tuple(present)
             start = end + 1
 
     def _engine(self):
@@ -97,7 +89,7 @@ def normalise(text: str) -> str:
     return text
 
 
-def _scan_buffer(database, words: tuple[str, ...], text: str) -> Iterator[tuple[int, str, tuple[str, ...], int]]:
+def _scan_buffer(database, words: tuple[str, ...], text: str) -> Iterator[tuple[int, str, tuple[str, ...]]]:
     data = text.encode("utf-8", "surrogatepass")
     ends: list[int] = []  # where the first match of each candidate line ends
     found: list[set[int]] = []  # the words matched in that line
@@ -116,23 +108,13 @@ def _scan_buffer(database, words: tuple[str, ...], text: str) -> Iterator[tuple[
 
     database.scan(data, match_event_handler=on_match)
     lineno, counted_to = 1, 0
-    # Offsets are wanted in characters: the same as bytes for ASCII text; otherwise the characters
-    # between candidates are counted as the scan moves on (each byte decoded once).
-    ascii_text, chars, chars_at = text.isascii(), 0, 0
     for end, ids in zip(ends, found):
         start = data.rfind(b"\n", 0, end) + 1
         stop = data.find(b"\n", end)
-        stop = len(data) if stop < 0 else stop
         lineno += data.count(b"\n", counted_to, start)
         counted_to = start
-        line = data[start:stop].decode("utf-8", "surrogatepass")
-        if ascii_text:
-            char_end = stop
-        else:
-            chars += len(data[chars_at:start].decode("utf-8", "surrogatepass"))
-            chars_at = start
-            char_end = chars + len(line)
-        yield lineno, line, tuple(words[i] for i in ids), char_end
+        line = data[start : len(data) if stop < 0 else stop].decode("utf-8", "surrogatepass")
+        yield lineno, line, tuple(words[i] for i in ids)
 
 
 def anchors(words: tuple[str, ...], size: int = 5) -> tuple[tuple[str, tuple[str, ...]], ...]:

@@ -68,12 +68,6 @@ class _EveryLine:
     def lines(self, text):
         return ((n, line, None) for n, line in enumerate(iter_lines(text), start=1))
 
-    def spans(self, text):
-        start = 0
-        for n, line in enumerate(iter_lines(text), start=1):
-            yield n, line, None, start + len(line)
-            start += len(line) + 1
-
     def line_count(self, text):
         return sum(1 for _ in iter_lines(text))
 

@@ -218,11 +218,11 @@ s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 0)
 s.bind(("0.0.0.0", 29635)); s.listen()
 dist.init_process_group("gloo", rank=0, world_size=1, timeout=datetime.timedelta(seconds=8))
 ''', env={"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29635"}),
-    Case("anomaly_nan", "autograd anomaly mode finds a NaN in backward", '''
+    Case("anomaly_nan", "autograd anomaly mode finds a NaN produced in backward (sqrt of a negative)", '''
 import torch
 torch.autograd.set_detect_anomaly(True)
-w = torch.tensor([-1.0, 2.0], device="cuda", requires_grad=True)
-loss = torch.log(w).sum()
+w = torch.tensor([-1.0, 4.0], device="cuda", requires_grad=True)
+loss = torch.sqrt(w * 1.0).nan_to_num().sum()
 loss.backward()
 '''),
     Case("clip_grad_nonfinite", "clip_grad_norm_ with error_if_nonfinite on inf gradients", '''
@@ -333,4 +333,73 @@ from transformers import AutoConfig
 AutoConfig.from_pretrained("/models/llama-3-8b-does-not-exist")
 ''', env={"HF_HUB_OFFLINE": "1"}),
     Case("nvidia_smi_bad_index", "nvidia-smi asked for a GPU index that does not exist", "", launcher="nvidia-smi"),
+    Case("checkpoint_cuda_without_gpu", "a checkpoint saved on a GPU loaded where no GPU is visible", '''
+import os, subprocess, sys, tempfile, torch
+p = os.path.join(tempfile.mkdtemp(), "ckpt.pt")
+torch.save({"w": torch.ones(4, device="cuda")}, p)
+env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+code = f"import torch; torch.load({p!r})"
+sys.exit(subprocess.run([sys.executable, "-c", code], env=env).returncode)
+'''),
+    Case("dynamo_unsupported", "torch.compile(fullgraph=True) meets an operation it cannot trace", '''
+import torch
+
+@torch.compile(fullgraph=True)
+def step(x):
+    print("tracing", x.shape)
+    return x.tolist()
+
+step(torch.ones(4, device="cuda"))
+'''),
+    Case("torchrun_record_oom", "rank 1 runs out of GPU memory inside @record: the error file carries its traceback", '''
+import os, time, torch
+from torch.distributed.elastic.multiprocessing.errors import record
+
+@record
+def main():
+    if os.environ["RANK"] == "1":
+        free, total = torch.cuda.mem_get_info()
+        torch.empty(int(total * 2) // 4, dtype=torch.float32, device="cuda")
+    time.sleep(30)
+
+main()
+''', launcher="torchrun:2"),
+    Case("diverged_loss", "a learning rate far too high: the loss printed each step becomes nan", '''
+import torch
+torch.manual_seed(0)
+m = torch.nn.Linear(16, 1).cuda()
+opt = torch.optim.SGD(m.parameters(), lr=1e6)
+x, y = torch.randn(64, 16, device="cuda"), torch.randn(64, 1, device="cuda")
+for step in range(12):
+    loss = torch.nn.functional.mse_loss(m(x), y)
+    opt.zero_grad(); loss.backward(); opt.step()
+    print({"loss": round(loss.item(), 4), "step": step})
+'''),
+    Case("dataloader_timeout", "a DataLoader worker slower than the loader's timeout", '''
+import time, torch
+from torch.utils.data import DataLoader, Dataset
+
+class D(Dataset):
+    def __len__(self): return 8
+    def __getitem__(self, i):
+        time.sleep(5)
+        return torch.zeros(2)
+
+for b in DataLoader(D(), batch_size=2, num_workers=1, timeout=1):
+    pass
+'''),
+    Case("dataloader_spawn_pickle", "a DataLoader with spawned workers and a dataset that cannot be pickled", '''
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+def build():
+    class Local(Dataset):
+        def __len__(self): return 4
+        def __getitem__(self, i): return torch.zeros(2)
+    return Local()
+
+if __name__ == "__main__":
+    for b in DataLoader(build(), batch_size=2, num_workers=1, multiprocessing_context="spawn"):
+        pass
+'''),
 ]

@@ -111,8 +111,21 @@ def _traceback_end(text: str, mark: Mark, rank: str) -> tuple[int, str, str] | N
             continue  # a frame, its source line, the caret line, or a blank
         if rest.startswith(TRACEBACK):
             return None  # another traceback began: this one was cut off
-        return lineno, raw, rest
+        if _is_exception_line(rest):
+            return lineno, raw, rest
+        # else a piece of a frame line that a terminal wrapped to the next line: read on
     return None
+
+
+def _is_exception_line(line: str) -> bool:
+    """``Type: message``, or a bare type that is dotted, named like an exception or known to the tables."""
+    found = _EXCEPTION_LINE.match(line)
+    if found is None:
+        return False
+    exc_type = found.group("exc_type")
+    if ":" in line or "." in exc_type:
+        return True
+    return exc_type.endswith(("Error", "Exception", "Exit", "Interrupt", "Iteration")) or tables.exception_entry(exc_type) is not None
 
 
 def _uncatalogued_exception(line: str, raw: str) -> Hit | None:

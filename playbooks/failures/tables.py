@@ -225,3 +225,10 @@ def _xids() -> dict[int, XidEntry]:
 def xid_entry(xid: int) -> XidEntry | None:
     """What an Xid means and what the operator does about it; None for an Xid the catalogue lacks."""
     return _xids().get(xid)
+
+
+@lru_cache(maxsize=1)
+def device_plugin_ignored_xids() -> frozenset[int]:
+    """The Xids NVIDIA's device plugin treats as the application's and never marks a GPU unhealthy for
+    (NVIDIA/k8s-device-plugin internal/rm/health.go, as read into xid.json)."""
+    return frozenset(row["xid"] for row in _rows("xid") if row.get("device_plugin_ignores"))

@@ -14,6 +14,7 @@ import re
 from datetime import datetime
 
 from playbooks.analyzers.evidence import event_count, event_time, field, from_event
+from playbooks.failures.tables import device_plugin_ignored_xids
 from playbooks.karpenter.resources import quantity
 from playbooks.model import Evidence, Remediation, Target
 from playbooks.problems import Problem
@@ -48,8 +49,9 @@ _GPU_EVENT_REASONS = re.compile(
     r"^(DCGMHealthCode\d+|DCGMFieldError\d+|DCGMDiagnosticFailure|DCGMError|NvidiaDoubleBitError|NvidiaNVLinkError"
     r"|NvidiaPageRetirement|NvidiaPCIeError|NvidiaPowerError|NvidiaThermalError|NvidiaDeviceCountMismatch"
     r"|NvidiaFabricError|FabricManagerNotRunning)$")
-# NVIDIA/k8s-device-plugin internal/rm/health.go: Xids caused by the application, not the GPU.
-APPLICATION_XIDS = frozenset({13, 31, 43, 45, 68, 109})
+# NVIDIA/k8s-device-plugin internal/rm/health.go: Xids caused by the application, not the GPU (the list
+# the plugin itself skips, from the generated Xid table).
+APPLICATION_XIDS = device_plugin_ignored_xids()
 
 
 def is_gpu_node(node: dict) -> bool:

@@ -296,7 +296,7 @@ def starting_pod_event(code: str, line: str) -> Scenario:
 def crash_loop_event(code: str, line: str) -> Scenario:
     """A pod in CrashLoopBackOff with kubelet's BackOff event and a previous log with no known cause."""
     scenario = training_log(code, "Traceback (most recent call last):\n  File \"/workspace/train.py\", line 9\n"
-                                  "KeyError: 'labels'", crashed=True)
+                                  "TrainerStateError: 'labels'", crashed=True)
     said = described(line)
     said = Described(said.type, said.reason, said.component,
                      said.message.replace("llama-3-8b-worker-0_ml-train", f"train-0_{scenario.namespace}"))

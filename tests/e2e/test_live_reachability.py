@@ -68,7 +68,15 @@ PLACEMENTS = {
     "nccl.peer_unresponsive": (partial(live.training_log, crashed=True), 0),
     "nccl.timeout": (partial(live.training_log, crashed=True), 0),
     "efa.network_unreachable": (partial(live.training_log, crashed=True), 0),
+    "training.gpu_not_visible": (partial(live.training_log, crashed=True), 0),
+    "training.numerical": (partial(live.training_log, crashed=False), 0),
+    "training.failed": (partial(live.training_log, crashed=True), 0),
+    "nccl.network_config": (partial(live.training_log, crashed=True), 0),
+    "storage.disk_full": (partial(live.training_log, crashed=True), 0),
     "training.crash_loop": (live.crash_loop_event, 0),
+    # kubelet's Failed events on a pod whose container cannot start
+    "image.pull_failed": (live.starting_pod_event, 0),
+    "container.config_error": (live.starting_pod_event, 0),
 }
 
 # Codes with no live signal in a cluster: why, one line each.

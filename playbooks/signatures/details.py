@@ -608,33 +608,6 @@ def unhealthy_device(view: View) -> str:
     return text
 
 
-def xid_error(view: View) -> str:
-    xid = view.get("xid") or _AGENT_XIDS.get(view.get("reason"), "?")
-    meaning = XID_MEANINGS.get(xid, "see the NVIDIA Xid catalogue")
-    if view.confidence == "medium" and xid in ("13", "31", "43", "45"):
-        return (
-            f"Xid {xid}: {meaning}. The device plugin ignores these application-level Xids; look at the CUDA error "
-            "in the job's own log rather than at the hardware."
-        )
-    if set(view.all("level")) == {"Warning"}:
-        return (
-            f"The EKS node monitoring agent saw Xid {xid} ({meaning}) but raised only a Warning event: it is not on "
-            "the agent's list of fatal Xids, so the node stays Ready and node repair does not act. Check the job's "
-            "own errors around that time; if the Xid repeats or jobs fail on this node, drain and replace it."
-        )
-    if view.get("pci") or not _from_agent(view):
-        who = f"The GPU driver reported Xid {xid} on PCI {view.get('pci', '?')}"
-    else:
-        named = f" ({view.get('reason')})" if view.get("reason") else ""
-        who = f"The EKS node monitoring agent reported Xid {xid}{named}"
-    text = (
-        f"{who}: {meaning}. Treat the node as faulty: "
-        "cordon and drain it, terminate the instance so Karpenter replaces it, and restart the job from its last "
-        "checkpoint. Repeated Xids on one instance type / AZ are worth an AWS support case with the instance ID."
-    )
-    return text + REPAIR_NOTE if _from_agent(view) else text
-
-
 def device_plugin_missing(view: View) -> str:
     error = view.get("nvml_error")
     if "version mismatch" in error.lower().replace("_", " "):
@@ -962,7 +935,6 @@ WRITERS: dict[str, Callable[[View], str]] = {
     "karpenter.resource_not_registered": resource_not_registered,
     "karpenter.disruption": disruption,
     "gpu.unhealthy_device": unhealthy_device,
-    "gpu.xid_error": xid_error,
     "gpu.device_plugin_missing": device_plugin_missing,
     "efa.resource_unavailable": efa_resource_unavailable,
     "efa.network_unreachable": network_unreachable,

@@ -19,6 +19,9 @@ CODES: tuple[str, ...] = (
     "karpenter.insufficient_capacity",
     "karpenter.quota_exceeded",
     "karpenter.subnet_problem",
+    # The EC2NodeClass itself is not Ready (AMI, security groups, instance profile, validation): no NodePool
+    # that uses it launches anything.
+    "karpenter.nodeclass_not_ready",
     "scheduling.volume_zone_conflict",
     "scheduling.topology_spread",
     "karpenter.node_registration_failed",
@@ -29,6 +32,8 @@ CODES: tuple[str, ...] = (
     # The container never ran the job: its image or its spec is the answer.
     "image.pull_failed",
     "container.config_error",
+    # A volume the pod needs cannot be provisioned or bound: nothing starts until it is.
+    "storage.provisioning_failed",
     # The process sees no GPU (no nvidia.com/gpu limit, hidden devices, driver older than the runtime):
     # every CUDA and NCCL error after it follows from it.
     "training.gpu_not_visible",
@@ -41,6 +46,8 @@ CODES: tuple[str, ...] = (
     "training.shm_exhausted",
     "storage.disk_full",
     "nccl.peer_unresponsive",
+    # EC2 took the node (spot interruption, maintenance, stop): it explains the vanished peers after it.
+    "karpenter.interruption",
     "karpenter.disruption",
     "training.cuda_oom",
     "training.rendezvous_failed",

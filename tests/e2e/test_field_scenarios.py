@@ -43,6 +43,7 @@ class FieldScenario:
     base: str
     karpenter_warnings: tuple[str, ...]
     scheduler_warnings: tuple[str, ...]
+    healthy: bool = False  # expect: {healthy: true}: nothing is wrong; no finding above info may be reported
 
 
 def _event_parts(obj: dict) -> tuple[str, str, str, str]:
@@ -68,8 +69,9 @@ def _read(path: Path) -> FieldScenario:
             scheduler.append(message)
     return FieldScenario(
         name=doc["name"], target=doc["target"], namespace=doc["namespace"],
-        first_finding=doc["expect"]["first_finding"], source=doc.get("source", ""), base=doc.get("base", ""),
+        first_finding=doc["expect"].get("first_finding", ""), source=doc.get("source", ""), base=doc.get("base", ""),
         karpenter_warnings=tuple(karpenter), scheduler_warnings=tuple(scheduler),
+        healthy=bool(doc["expect"].get("healthy")),
     )
 
 
@@ -112,7 +114,7 @@ def test_the_field_set_is_broad():
     assert len(SCENARIOS) >= 25
     assert len({s.name for s in SCENARIOS}) == len(SCENARIOS)
     assert {s.base for s in SCENARIOS} == {"karpenter", "auto-mode"}
-    assert len({s.first_finding for s in SCENARIOS}) >= 12
+    assert len({s.first_finding for s in SCENARIOS if not s.healthy}) >= 12
 
 
 @pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
@@ -120,7 +122,8 @@ def test_each_file_names_its_source_and_a_documented_code(path):
     scenario = _read(path)
     assert scenario.name == path.stem
     assert scenario.source.startswith("https://github.com/"), "cite the public incident or the upstream file"
-    assert scenario.first_finding in CODES
+    assert scenario.healthy != bool(scenario.first_finding), "expect either first_finding or healthy: true"
+    assert scenario.healthy or scenario.first_finding in CODES
     readme = (SCENARIO_DIR / "README.md").read_text()
     assert f"| {scenario.name} |" in readme, "list the scenario in tests/scenarios/README.md"
 
@@ -136,6 +139,9 @@ def test_first_finding(scenario, field_env, cli):
     diagnosis = json.loads(result.out)
     findings = diagnosis["findings"]
     codes = [f["code"] for f in findings]
+    if scenario.healthy:
+        assert not [f for f in findings if f["severity"] != "info"], (codes, diagnosis["summary"])
+        return
     assert codes and codes[0] == scenario.first_finding, (codes, diagnosis["summary"])
     assert diagnosis["target"]["namespace"] == scenario.namespace
     if scenario.first_finding not in INFO_CODES:

@@ -18,10 +18,9 @@ from playbooks.analyzers import evidence as ev
 from playbooks.analyzers.fixes import owner_patch
 from playbooks.facts import Facts, PodFacts
 from playbooks.fixes import render_fix
-from playbooks.gather_ec2 import considered_nodepools
 from playbooks.karpenter.topology import (
-    NODE_KEYS, ZONE, Domains, SpreadCheck, VolumeZones, check_spread, launchable_domains, merge_domains,
-    occupied_domains, required_terms, selector_matches, selector_string, term_selector, volume_zones,
+    NODE_KEYS, ZONE, Domains, SpreadCheck, VolumeZones, check_spread, occupied_domains, pod_launchable_domains,
+    required_terms, selector_matches, selector_string, term_selector, volume_zones,
 )
 from playbooks.model import Evidence, Finding
 from playbooks.karpenter.requirements import nodepool_requirements
@@ -53,9 +52,7 @@ def analyze(facts: Facts):
 
 
 def _domains(key: str, pod: PodFacts, facts: Facts) -> tuple[Domains, list[str]]:
-    names = [n for n in considered_nodepools(pod, facts) if n in facts.nodepools]
-    parts = [launchable_domains(key, pod=pod, nodepool=facts.nodepools[n], facts=facts) for n in names]
-    return merge_domains(key, parts), names
+    return pod_launchable_domains(key, pod=pod, facts=facts)
 
 
 def _scheduler_lines(pod: PodFacts, code: str) -> list[Evidence]:

@@ -58,11 +58,17 @@ NORMALIZED = {
     "beta.kubernetes.io/instance-type": INSTANCE_TYPE,
 }
 
-# kubernetes-sigs/karpenter pkg/apis/v1/labels.go (v1.0-v1.14): RestrictedLabelDomains with
-# LabelDomainExceptions, plus RestrictedLabels; aws/karpenter-provider-aws adds its own group.
-RESTRICTED_DOMAINS = ("kubernetes.io", "k8s.io", "karpenter.sh", "karpenter.k8s.aws")
-DOMAIN_EXCEPTIONS = ("kops.k8s.io", "node.kubernetes.io", "node-restriction.kubernetes.io")
+# kubernetes-sigs/karpenter pkg/apis/v1/labels.go RestrictedLabelDomains / IsRestrictedLabel. v1.0-v1.8:
+# kubernetes.io, k8s.io and karpenter.sh by suffix, minus LabelDomainExceptions. v1.9.0 (#2586, commit
+# 37f5de7 "simplify RestrictedLabel filtering and relax cel restrictions") keeps only karpenter.sh, the
+# domain itself or a subdomain, so node-role.kubernetes.io/... is a legal template label from v1.9.
+# aws/karpenter-provider-aws pkg/apis/v1/labels.go init() adds its own group to RestrictedLabelDomains in
+# every release; RestrictedLabels (kubernetes.io/hostname) stays.
+RESTRICTED_DOMAINS_V1_9 = ("karpenter.sh", "karpenter.k8s.aws")
+RESTRICTED_DOMAINS_V1_0 = ("kubernetes.io", "k8s.io", "karpenter.sh", "karpenter.k8s.aws")
+DOMAIN_EXCEPTIONS_V1_0 = ("kops.k8s.io", "node.kubernetes.io", "node-restriction.kubernetes.io")
 RESTRICTED_LABELS = frozenset({HOSTNAME})
+RESTRICTION_RELAXED_IN = (1, 9)
 
 # Labels EKS managed node groups put on their nodes; Karpenter never sets them.
 MANAGED_NODE_GROUP = {
@@ -114,25 +120,59 @@ def domain(key: str) -> str:
     return key.split("/", 1)[0] if "/" in key else ""
 
 
-def is_restricted(key: str) -> bool:
+def version_tuple(version: str | None) -> tuple[int, int] | None:
+    """"1.9.2" / "v1.10.0" -> (1, 9) / (1, 10); None when absent or not a release tag."""
+    parts = str(version or "").removeprefix("v").split(".")
+    try:
+        return int(parts[0]), int(parts[1])
+    except (ValueError, IndexError):
+        return None
+
+
+def at_least(version: str | None, release: tuple[int, int]) -> bool:
+    """Whether ``version`` is ``release`` or newer; an unknown version counts as the newest."""
+    found = version_tuple(version)
+    return found is None or found >= release
+
+
+def is_restricted(key: str, *, karpenter_version: str | None = None) -> bool:
     """Whether a NodePool may not set this label itself (Karpenter's validation refuses it)."""
-    # kubernetes-sigs/karpenter pkg/apis/v1/labels.go IsRestrictedLabel (v1.0-v1.14)
+    # kubernetes-sigs/karpenter pkg/apis/v1/labels.go IsRestrictedLabel: well-known labels are always allowed
     if key in CORE_WELL_KNOWN or key in AWS_WELL_KNOWN or key in AUTO_WELL_KNOWN:
         return False
     if key in RESTRICTED_LABELS:
         return True
     dom = domain(key)
-    if any(dom == e or dom.endswith("." + e) for e in DOMAIN_EXCEPTIONS):
+    if at_least(karpenter_version, RESTRICTION_RELAXED_IN):
+        return any(dom == r or dom.endswith("." + r) for r in RESTRICTED_DOMAINS_V1_9)
+    if any(dom.endswith(e) for e in DOMAIN_EXCEPTIONS_V1_0):  # strings.HasSuffix, as v1.0-v1.8 wrote it
         return False
-    return any(dom == r or dom.endswith("." + r) for r in RESTRICTED_DOMAINS)
+    return any(dom.endswith(r) for r in RESTRICTED_DOMAINS_V1_0)
 
 
-def template_labels(nodepool: dict) -> dict[str, str]:
-    """Labels every node of the NodePool carries whatever its instance type: template labels and
-    karpenter.sh/nodepool."""
+def nodeclass_label(nodepool: dict) -> tuple[str, str] | None:
+    """The label naming the node's NodeClass, "<group>/<lowercase kind>" = name (karpenter.k8s.aws/ec2nodeclass,
+    eks.amazonaws.com/nodeclass on EKS Auto Mode). kubernetes-sigs/karpenter pkg/controllers/provisioning/
+    scheduling/nodeclaimtemplate.go NewNodeClaimTemplate sets it on every NodeClaim from v1.1.0, with
+    pkg/apis/v1/labels.go NodeClassLabelKey; v1.0 set only karpenter.sh/nodepool."""
+    ref = ((nodepool.get("spec") or {}).get("template") or {}).get("spec", {}).get("nodeClassRef") or {}
+    if not ref.get("group") or not ref.get("kind") or not ref.get("name"):
+        return None
+    return f"{ref['group']}/{str(ref['kind']).lower()}", str(ref["name"])
+
+
+NODECLASS_LABEL_SINCE = (1, 1)
+
+
+def template_labels(nodepool: dict, *, karpenter_version: str | None = None) -> dict[str, str]:
+    """Labels every node of the NodePool carries whatever its instance type: template labels,
+    karpenter.sh/nodepool and (v1.1+) the NodeClass label."""
     template = (nodepool.get("spec") or {}).get("template") or {}
     labels = {str(k): str(v) for k, v in ((template.get("metadata") or {}).get("labels") or {}).items()}
     labels[NODEPOOL] = (nodepool.get("metadata") or {}).get("name", "")
+    nodeclass = nodeclass_label(nodepool)
+    if nodeclass is not None and at_least(karpenter_version, NODECLASS_LABEL_SINCE):
+        labels[nodeclass[0]] = nodeclass[1]
     return labels
 
 
@@ -145,7 +185,7 @@ class LabelHint:
     value_map: dict | None = None  # value spellings for the replacement key
 
 
-def hint_for(key: str, *, auto_mode: bool, nodepool: str) -> LabelHint:
+def hint_for(key: str, *, auto_mode: bool, nodepool: str, karpenter_version: str | None = None) -> LabelHint:
     """A fix that names only labels that exist: the other prefix where that suffix really exists there,
     the Karpenter equivalent of a managed-node-group label, or plain advice."""
     if key in MANAGED_NODE_GROUP:
@@ -171,8 +211,13 @@ def hint_for(key: str, *, auto_mode: bool, nodepool: str) -> LabelHint:
                              f"Use {other}.", other)
         return LabelHint(f" {key} exists only on EKS Auto Mode nodes; NodePool {nodepool} runs on open-source "
                          f"Karpenter. Drop it from the pod.")
-    if is_restricted(key):
-        return LabelHint(f" {key} is in a domain Karpenter reserves, so a NodePool cannot set it either; drop it "
-                         f"from the pod or use a custom label.")
+    if key.endswith(("/ec2nodeclass", "/nodeclass")) and not at_least(karpenter_version, NODECLASS_LABEL_SINCE):
+        return LabelHint(f" Karpenter {karpenter_version} does not label nodes with {key} (it does from v1.1); select "
+                         f"karpenter.sh/nodepool instead, or upgrade.")
+    if is_restricted(key, karpenter_version=karpenter_version):
+        since = "" if at_least(karpenter_version, RESTRICTION_RELAXED_IN) else (
+            f" on Karpenter {karpenter_version} (from v1.9 only the karpenter.sh and karpenter.k8s.aws domains are)")
+        return LabelHint(f" {key} is in a domain Karpenter reserves{since}, so a NodePool cannot set it either; drop "
+                         f"it from the pod or use a custom label.")
     return LabelHint(" Add the label to the NodePool's spec.template.metadata.labels (not spec.template.spec), or "
                      "drop it from the pod.")

@@ -50,6 +50,48 @@ def subnet_zones(nodeclass: dict | None) -> frozenset[str] | None:
     return frozenset(s["zone"] for s in subnets if s.get("zone"))
 
 
+def subnet_zone_ids(nodeclass: dict | None) -> dict[str, str] | None:
+    """zone -> zone id of the NodeClass's resolved subnets (EC2NodeClass status.subnets[].zoneID, which
+    aws/karpenter-provider-aws pkg/apis/v1/ec2nodeclass_status.go Subnet.ZoneID holds); None when no
+    subnet states one (a status written before zone ids were recorded)."""
+    subnets = ((nodeclass or {}).get("status") or {}).get("subnets") or []
+    found = {s["zone"]: s["zoneID"] for s in subnets if s.get("zone") and s.get("zoneID")}
+    return found or None
+
+
+def type_zone_ids(name: str, *, ec2, nodeclass: dict | None) -> frozenset[str] | None:
+    """The topology.k8s.aws/zone-id values an instance type's nodes can have: the zone ids of the NodeClass
+    subnets in zones where the type is offered (aws/karpenter-provider-aws pkg/providers/instancetype/
+    types.go computeRequirements). A type EC2 said nothing about keeps every subnet's zone id; None when
+    the subnets state no zone id, as upstream then sets no zone-id requirement at all."""
+    ids = subnet_zone_ids(nodeclass)
+    if ids is None:
+        return None
+    where = _where(name, ec2=ec2, reserved=reserved_offerings(nodeclass))
+    return frozenset(i for z, i in ids.items() if where is None or z in where)
+
+
+def offering_values(types: dict, *, ec2, nodeclass: dict | None) -> dict[str, dict[str, set[str]]]:
+    """type -> {zone, capacity-type, zone-id: values} as the provider's computeRequirements sets them for
+    minValues to count: zones where the type is offered within the subnets, the capacity types it is
+    offered as (reserved with a reservation), the zone ids of those zones. A key left out is not known."""
+    subnets = subnet_zones(nodeclass)
+    ids = subnet_zone_ids(nodeclass)
+    out: dict[str, dict[str, set[str]]] = {}
+    for name in types:
+        where = _where(name, ec2=ec2, reserved=reserved_offerings(nodeclass))
+        if where is None:
+            continue
+        zones = {z for z in where if subnets is None or z in subnets}
+        values: dict[str, set[str]] = {lbl.ZONE: zones}
+        if all(c is not None for c in where.values()):
+            values[lbl.CAPACITY_TYPE] = {c for cs in where.values() for c in cs or ()}
+        if ids is not None:
+            values[lbl.ZONE_ID] = {ids[z] for z in zones if z in ids}
+        out[name] = values
+    return out
+
+
 def reserved_offerings(nodeclass: dict | None) -> dict[str, set[str]]:
     """instance type -> zones with an active capacity reservation (ODCR or Capacity Block) the NodeClass
     selected (EC2NodeClass status.capacityReservations): the only source of "reserved" offerings."""

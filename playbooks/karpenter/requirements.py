@@ -221,12 +221,14 @@ def pod_terms(pod: dict) -> list[Requirements]:
     return [Requirements.of(base + from_selector_terms(t.get("matchExpressions"))) for t in terms]
 
 
-def nodepool_requirements(nodepool: dict) -> Requirements:
-    """The NodeClaim template's requirements: spec requirements (with minValues), template labels and the
-    NodePool's own name (pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go)."""
+def nodepool_requirements(nodepool: dict, *, karpenter_version: str | None = None) -> Requirements:
+    """The NodeClaim template's requirements: spec requirements (with minValues), template labels, the
+    NodePool's own name and, from v1.1, its NodeClass label (pkg/controllers/provisioning/scheduling/
+    nodeclaimtemplate.go)."""
     template = (nodepool.get("spec") or {}).get("template") or {}
     reqs = Requirements.of(from_selector_terms((template.get("spec") or {}).get("requirements")))
-    reqs.add(*(Requirement.of(k, "In", [v]) for k, v in lbl.template_labels(nodepool).items()))
+    labels = lbl.template_labels(nodepool, karpenter_version=karpenter_version)
+    reqs.add(*(Requirement.of(k, "In", [v]) for k, v in labels.items()))
     return reqs
 
 
@@ -250,15 +252,21 @@ _HARDWARE_SUFFIXES = ("instance-gpu-count", "instance-gpu-name", "instance-gpu-m
                       "instance-accelerator-count", "instance-accelerator-name", "instance-accelerator-manufacturer")
 
 
-def instance_requirements(info, *, prefix: str) -> Requirements:
+def instance_requirements(info, *, prefix: str, zone_ids: frozenset[str] | None = None) -> Requirements:
     """What one instance type's nodes would carry, as requirements (zone and capacity type excluded: those
     are offerings, see offerings.py). Labels we cannot derive from EC2 facts are left undefined, which
-    Intersects ignores: the model never rejects a type for a label it does not know."""
+    Intersects ignores: the model never rejects a type for a label it does not know. ``zone_ids``: the
+    zone ids of the NodeClass subnets in zones where the type is offered (offerings.type_zone_ids); the
+    provider's computeRequirements sets topology.k8s.aws/zone-id from them and only when they are known
+    (aws/karpenter-provider-aws pkg/providers/instancetype/types.go, "Only add zone-id label when
+    available")."""
     labels = dict(info.karpenter_labels(prefix.rstrip("/")))
     reqs = Requirements.of(Requirement.of(k, "In", [v]) for k, v in labels.items() if v != "")
     for suffix in _HARDWARE_SUFFIXES:
         if prefix + suffix not in labels:
             reqs.add(Requirement.of(prefix + suffix, "DoesNotExist"))
+    if zone_ids:
+        reqs.add(Requirement.of(lbl.ZONE_ID, "In", sorted(zone_ids)))
     return reqs
 
 
@@ -266,17 +274,35 @@ def type_allowed(info, reqs: Requirements, *, prefix: str) -> bool:
     return instance_requirements(info, prefix=prefix).intersects(reqs) is None
 
 
-def min_values_unmet(reqs: Requirements, types: dict, *, prefix: str) -> dict[str, tuple[int, int]]:
+# Keys whose values come from an instance type's offerings, not from the type itself: the provider's
+# computeRequirements sets zone (offering zones within the NodeClass subnets), capacity type and zone-id
+# from them, so SatisfiesMinValues counts them like any other label.
+OFFERING_KEYS = (lbl.ZONE, lbl.CAPACITY_TYPE, lbl.ZONE_ID)
+
+
+def min_values_unmet(reqs: Requirements, types: dict, *, prefix: str,
+                     offered: dict[str, dict[str, set[str]]] | None = None) -> dict[str, tuple[int, int]]:
     """Keys whose minValues the remaining instance types cannot meet: key -> (distinct values, needed)
-    (kubernetes-sigs/karpenter pkg/cloudprovider/types.go InstanceTypes.SatisfiesMinValues)."""
+    (kubernetes-sigs/karpenter pkg/cloudprovider/types.go InstanceTypes.SatisfiesMinValues: the union of
+    it.Requirements.Get(key).Values() over the remaining types). ``offered``: type -> key -> values for
+    the offering keys (offerings.offering_values); a type missing there makes those keys undecidable, and
+    an undecidable key is never reported."""
     out = {}
     for req in reqs:
         if req.min_values is None:
             continue
-        seen = set()
-        for info in types.values():
-            seen |= set(instance_requirements(info, prefix=prefix).get(req.key).values)
-        if len(seen) < req.min_values:
+        seen: set[str] = set()
+        known = True
+        for name, info in types.items():
+            if req.key in OFFERING_KEYS:
+                values = (offered or {}).get(name, {}).get(req.key)
+                if values is None:
+                    known = False
+                    break
+                seen |= set(values)
+            else:
+                seen |= set(instance_requirements(info, prefix=prefix).get(req.key).values)
+        if known and len(seen) < req.min_values:
             out[req.key] = (len(seen), req.min_values)
     return out
 

@@ -14,7 +14,7 @@ from playbooks.facts import Facts, PodFacts
 from playbooks.karpenter import labels as lbl
 from playbooks.karpenter import offerings, resources
 from playbooks.karpenter.requirements import (
-    Requirements, label_prefix, nodepool_requirements, pod_terms, type_allowed,
+    Requirements, is_auto_mode, label_prefix, nodepool_requirements, pod_terms, type_allowed,
 )
 
 ZONE = "topology.kubernetes.io/zone"
@@ -211,6 +211,36 @@ def launchable_domains(key: str, *, pod: PodFacts, nodepool: dict, facts: Facts)
         return Domains(key, None)  # zone offerings not checked (no EC2) and nothing else bounds the zones
     zones = {z for z in zones_allowed if _pod_allows(pod, key, z)}
     return Domains(key, frozenset(zones), verified=False, notes=tuple(notes))
+
+
+def usable_nodepools(pod: PodFacts, facts: Facts) -> list[str]:
+    """NodePools a NodeClaim for ``pod`` can come from: those whose template taints it tolerates and whose
+    requirements one of its node selector terms is compatible with ([core] scheduler.go tries every
+    NodePool's NodeClaimTemplate; nodeclaim.go CanAdd checks taints, then Compatible).
+
+    [core] topology.go buildDomainGroups (v1.14.0) registers the domains of every NodePool, not only the
+    one a FailedScheduling event happened to name; topologydomaingroup.go ForEachDomain narrows them by
+    taints only. v1.11.0 alone also filtered them by the pod's requirements (#2671, commit 89c1296); that
+    was reverted by #2957 (commit 4e80a7e on main, 5e51202 in v1.11.1), so v1.0-v1.10 and v1.11.1+ behave
+    as here."""
+    tolerations = (pod.pod.get("spec") or {}).get("tolerations") or []
+    out = []
+    for name, nodepool in sorted(facts.nodepools.items()):
+        template = ((nodepool.get("spec") or {}).get("template") or {}).get("spec") or {}
+        if resources.untolerated(template.get("taints") or [], tolerations):
+            continue
+        reqs = nodepool_requirements(nodepool, karpenter_version=facts.karpenter.version)
+        allow = lbl.well_known(auto_mode=is_auto_mode(nodepool))
+        if any(reqs.compatible(term, allow_undefined=allow) is None for term in pod_terms(pod.pod)):
+            out.append(name)
+    return out
+
+
+def pod_launchable_domains(key: str, *, pod: PodFacts, facts: Facts) -> tuple[Domains, list[str]]:
+    """The union of ``launchable_domains`` over ``usable_nodepools``, and those NodePools' names."""
+    names = usable_nodepools(pod, facts)
+    parts = [launchable_domains(key, pod=pod, nodepool=facts.nodepools[n], facts=facts) for n in names]
+    return merge_domains(key, parts), names
 
 
 def merge_domains(key: str, parts: list[Domains]) -> Domains:

@@ -14,14 +14,46 @@ def test_well_known_sets_follow_upstream():
     assert "eks.amazonaws.com/instance-gpu-name" in auto and "karpenter.k8s.aws/instance-gpu-name" not in auto
 
 
-def test_restricted_domains_with_exceptions():
-    assert lbl.is_restricted("kubernetes.io/hostname")
-    assert lbl.is_restricted("example.kubernetes.io/team")
-    assert lbl.is_restricted("karpenter.sh/custom")
-    assert not lbl.is_restricted("node.kubernetes.io/role")  # LabelDomainExceptions
-    assert not lbl.is_restricted("kops.k8s.io/instancegroup")
-    assert not lbl.is_restricted("karpenter.sh/capacity-type")  # well known
-    assert not lbl.is_restricted("example.com/team")
+def test_restricted_domains_before_v1_9_with_exceptions():
+    old = "1.8.3"
+    assert lbl.is_restricted("kubernetes.io/hostname", karpenter_version=old)
+    assert lbl.is_restricted("example.kubernetes.io/team", karpenter_version=old)
+    assert lbl.is_restricted("node-role.kubernetes.io/gpu", karpenter_version=old)
+    assert lbl.is_restricted("karpenter.sh/custom", karpenter_version=old)
+    assert not lbl.is_restricted("node.kubernetes.io/role", karpenter_version=old)  # LabelDomainExceptions
+    assert not lbl.is_restricted("kops.k8s.io/instancegroup", karpenter_version=old)
+    assert not lbl.is_restricted("karpenter.sh/capacity-type", karpenter_version=old)  # well known
+    assert not lbl.is_restricted("example.com/team", karpenter_version=old)
+
+
+def test_from_v1_9_only_the_karpenter_domains_and_hostname_are_restricted():
+    for version in ("1.9.0", "v1.10.1", "1.14.1", None):  # unknown: the current release
+        assert not lbl.is_restricted("node-role.kubernetes.io/gpu", karpenter_version=version)
+        assert not lbl.is_restricted("example.k8s.io/team", karpenter_version=version)
+        assert lbl.is_restricted("karpenter.sh/custom", karpenter_version=version)
+        assert lbl.is_restricted("team.karpenter.sh/x", karpenter_version=version)
+        assert lbl.is_restricted("karpenter.k8s.aws/custom", karpenter_version=version)  # the provider's group
+        assert lbl.is_restricted("kubernetes.io/hostname", karpenter_version=version)
+        assert not lbl.is_restricted("notkarpenter.sh/x", karpenter_version=version)  # a domain, not a suffix
+
+
+def test_hint_follows_the_version_for_a_reserved_domain():
+    assert "reserves on Karpenter 1.8.0" in lbl.hint_for("node-role.kubernetes.io/gpu", auto_mode=False, nodepool="gpu",
+                                                         karpenter_version="1.8.0").text
+    hint = lbl.hint_for("node-role.kubernetes.io/gpu", auto_mode=False, nodepool="gpu", karpenter_version="1.10.0")
+    assert "reserves" not in hint.text and "spec.template.metadata.labels" in hint.text
+
+
+def test_nodeclass_label_is_a_template_label_from_v1_1():
+    np = {"metadata": {"name": "gpu"}, "spec": {"template": {"spec": {
+        "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "gpu-al2023"}}}}}
+    assert lbl.template_labels(np, karpenter_version="1.1.0")["karpenter.k8s.aws/ec2nodeclass"] == "gpu-al2023"
+    assert "karpenter.k8s.aws/ec2nodeclass" not in lbl.template_labels(np, karpenter_version="1.0.8")
+    auto = {"metadata": {"name": "gpu"}, "spec": {"template": {"spec": {
+        "nodeClassRef": {"group": "eks.amazonaws.com", "kind": "NodeClass", "name": "default"}}}}}
+    assert lbl.template_labels(auto)["eks.amazonaws.com/nodeclass"] == "default"
+    assert "Karpenter 1.0.8 does not label" in lbl.hint_for("karpenter.k8s.aws/ec2nodeclass", auto_mode=False,
+                                                            nodepool="gpu", karpenter_version="1.0.8").text
 
 
 def test_normalised_aliases():

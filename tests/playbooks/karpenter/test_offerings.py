@@ -75,3 +75,31 @@ def test_reserved_is_in_play_only_where_asked_for_or_reservations_are_selected()
     assert _capacity_types_in_play(facts, ["any"]) == {"on-demand", "spot"}
     assert _capacity_types_in_play(facts, ["od"]) == {"on-demand"}
     assert _capacity_types_in_play(facts, ["cb"]) == {"on-demand", "spot", "reserved"}
+
+
+NODECLASS_IDS = {"status": {"subnets": [{"id": "subnet-1", "zone": "us-east-1a", "zoneID": "use1-az4"},
+                                        {"id": "subnet-2", "zone": "us-east-1b", "zoneID": "use1-az6"},
+                                        {"id": "subnet-3", "zone": "us-east-1c", "zoneID": "use1-az1"}]}}
+
+
+def test_zone_ids_are_those_of_subnets_where_the_type_is_offered():
+    # aws/karpenter-provider-aws pkg/providers/instancetype/types.go computeRequirements
+    ec2 = Ec2Facts(zones={"p5.48xlarge": frozenset({"us-east-1a", "us-east-1c", "us-east-1d"})})
+    assert off.type_zone_ids("p5.48xlarge", ec2=ec2, nodeclass=NODECLASS_IDS) == {"use1-az4", "use1-az1"}
+    # EC2 said nothing about the type: every subnet's zone id stays possible
+    assert off.type_zone_ids("p5.48xlarge", ec2=Ec2Facts(), nodeclass=NODECLASS_IDS) == {"use1-az4", "use1-az6", "use1-az1"}
+    # subnets without zoneID: upstream sets no zone-id requirement
+    assert off.type_zone_ids("p5.48xlarge", ec2=ec2, nodeclass={"status": {"subnets": [{"zone": "us-east-1a"}]}}) is None
+
+
+def test_offering_values_give_zone_capacity_type_and_zone_id_per_type():
+    ec2 = Ec2Facts(offerings={"p5.48xlarge": {"us-east-1a": frozenset({"on-demand"}), "us-east-1b": frozenset({"spot"}),
+                                              "us-east-1d": frozenset({"spot"})}})
+    got = off.offering_values(TYPES, ec2=ec2, nodeclass=NODECLASS_IDS)["p5.48xlarge"]
+    assert got == {"topology.kubernetes.io/zone": {"us-east-1a", "us-east-1b"},
+                   "karpenter.sh/capacity-type": {"on-demand", "spot"},
+                   "topology.k8s.aws/zone-id": {"use1-az4", "use1-az6"}}
+    # zones known without capacity types: the capacity type is left out, not guessed
+    only_zones = off.offering_values(TYPES, ec2=Ec2Facts(zones={"p5.48xlarge": frozenset({"us-east-1a"})}), nodeclass=None)
+    assert only_zones == {"p5.48xlarge": {"topology.kubernetes.io/zone": {"us-east-1a"}}}
+    assert off.offering_values(TYPES, ec2=Ec2Facts(), nodeclass=None) == {}

@@ -5,10 +5,15 @@ from __future__ import annotations
 import pytest
 
 from playbooks.karpenter import labels as lbl
-from playbooks.karpenter.requirements import Requirement, Requirements, nodepool_requirements, pod_terms
+from playbooks.karpenter.requirements import (
+    Requirement, Requirements, instance_requirements, min_values_unmet, nodepool_requirements, pod_terms,
+)
+from tests.playbooks.karpenter.topology_builders import G5_12XL, G5_48XL
 
 R = Requirement.of
 ANY = frozenset()
+ZONE = "topology.kubernetes.io/zone"
+CT = "karpenter.sh/capacity-type"
 
 
 def reqs(*items: Requirement) -> Requirements:
@@ -115,3 +120,33 @@ def test_nodepool_requirements_include_labels_name_and_min_values():
     got = nodepool_requirements(nodepool)
     assert got.get("team").values == {"ml"} and got.get(lbl.NODEPOOL).values == {"gpu"}
     assert got.get("karpenter.k8s.aws/instance-family").min_values == 2
+
+
+def test_nodepool_requirements_carry_the_nodeclass_label_from_v1_1():
+    np = {"metadata": {"name": "gpu"}, "spec": {"template": {"spec": {
+        "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "al2023-gpu"}}}}}
+    pod = {"spec": {"nodeSelector": {"karpenter.k8s.aws/ec2nodeclass": "al2023-gpu"}}}
+    allow = lbl.well_known(auto_mode=False)
+    assert nodepool_requirements(np).compatible(pod_terms(pod)[0], allow_undefined=allow) is None
+    other = {"spec": {"nodeSelector": {"karpenter.k8s.aws/ec2nodeclass": "bottlerocket"}}}
+    bad = nodepool_requirements(np).compatible(pod_terms(other)[0], allow_undefined=allow)
+    assert bad is not None and not bad.undefined  # a real mismatch of values, not an unknown label
+    old = nodepool_requirements(np, karpenter_version="1.0.8").compatible(pod_terms(pod)[0], allow_undefined=allow)
+    assert old is not None and old.undefined  # v1.0 did not set the label
+
+
+def test_min_values_counts_zone_and_capacity_type_from_offerings():
+    types = {"g5.12xlarge": G5_12XL, "g5.48xlarge": G5_48XL}
+    want = reqs(Requirement.of(ZONE, "Exists", min_values=3), Requirement.of(CT, "Exists", min_values=2))
+    offered = {"g5.12xlarge": {ZONE: {"us-east-1a", "us-east-1b"}, CT: {"on-demand"}},
+               "g5.48xlarge": {ZONE: {"us-east-1b", "us-east-1c"}, CT: {"on-demand"}}}
+    assert min_values_unmet(want, types, prefix="karpenter.k8s.aws/", offered=offered) == {CT: (1, 2)}
+    # a type without offering data leaves those keys undecided: never reported
+    assert min_values_unmet(want, types, prefix="karpenter.k8s.aws/", offered={"g5.12xlarge": offered["g5.12xlarge"]}) == {}
+
+
+def test_instance_requirements_take_zone_ids_from_the_subnets():
+    pinned = reqs(Requirement.of("topology.k8s.aws/zone-id", "In", ["usw2-az4"]))
+    known = instance_requirements(G5_12XL, prefix="karpenter.k8s.aws/", zone_ids=frozenset({"usw2-az1", "usw2-az2"}))
+    assert known.intersects(pinned) is not None
+    assert instance_requirements(G5_12XL, prefix="karpenter.k8s.aws/").intersects(pinned) is None  # unknown: kept

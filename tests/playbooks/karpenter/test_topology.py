@@ -3,11 +3,12 @@ can create (topology.go), spread skew with minDomains and node policies (podtopo
 one-node groups (topologygroup.go) and bound volume zones (volumebinding)."""
 from __future__ import annotations
 
+from playbooks.analyzers import topology as analyzer
 from playbooks.karpenter.topology import (
-    GPU, check_spread, group_fits_one_node, launchable_domains, peer_key, selector_matches,
-    selector_string, volume_zones,
+    GPU, check_spread, group_fits_one_node, launchable_domains, peer_key, pod_launchable_domains, selector_matches,
+    selector_string, usable_nodepools, volume_zones,
 )
-from tests.playbooks.karpenter.topology_builders import G5_12XL, G5_48XL, P4D, facts, node, nodepool, pod
+from tests.playbooks.karpenter.topology_builders import G5_12XL, G5_48XL, P4D, facts, failed, node, nodepool, pod
 
 APP = {"app": "ranker"}
 ZONE = "topology.kubernetes.io/zone"
@@ -197,3 +198,51 @@ def test_unbound_wait_for_first_consumer_claim_has_no_zone():
     f = facts([p])
     f.volumes = {"pvc/train/data": _claim("data", None)}
     assert volume_zones(p, f) == []
+
+
+# -- every NodePool the pod can use ----------------------------------------------------------------
+
+def _pool(name: str, zone: str, *, taint: str | None = None) -> dict:
+    np = nodepool(name, requirements=[{"key": ZONE, "operator": "In", "values": [zone]},
+                                      {"key": "karpenter.k8s.aws/instance-category", "operator": "In", "values": ["g"]}])
+    if taint:
+        np["spec"]["template"]["spec"]["taints"] = [{"key": taint, "value": "true", "effect": "NoSchedule"}]
+    return np
+
+
+def _two_pools(*, second_taint: str, event_names: str = "gpu-a"):
+    # one matching pod in us-east-1a; a node in us-east-1b holds none, so the global minimum is 0 and
+    # us-east-1a (2 - 0 > 1) is closed: only a NodePool that launches in us-east-1b can serve the pod
+    running = pod("r-0", labels=APP, node="n-a", nodeSelector={})
+    event = failed(f'incompatible with nodepool "{event_names}", unsatisfiable topology constraint', "karpenter")
+    pending = pod("r-1", labels=APP, nodeSelector={}, topologySpreadConstraints=[_spread()],
+                  tolerations=[{"key": "nvidia.com/gpu", "operator": "Exists"}], events=[event])
+    pools = [_pool("gpu-a", "us-east-1a"), _pool("gpu-b", "us-east-1b", taint=second_taint)]
+    f = facts([running, pending], nodes=[node("n-a", "us-east-1a", nodepool="gpu-a"),
+                                         node("n-b", "us-east-1b", nodepool="gpu-b")], nodepools=pools)
+    return pending, f
+
+
+def test_spread_domains_come_from_every_nodepool_the_pod_tolerates_not_the_one_an_event_named():
+    pending, f = _two_pools(second_taint="nvidia.com/gpu")
+    assert usable_nodepools(pending, f) == ["gpu-a", "gpu-b"]
+    domains, names = pod_launchable_domains(ZONE, pod=pending, facts=f)
+    assert domains.values == {"us-east-1a", "us-east-1b"} and names == ["gpu-a", "gpu-b"]
+    check = check_spread(_spread(), pod=pending, facts=f, launchable=domains)
+    assert check.placeable == ["us-east-1b"] and check.counts == {"us-east-1a": 1, "us-east-1b": 0}
+    assert not [x for x in analyzer.analyze(f) if x.code == "scheduling.topology_spread"]
+
+
+def test_a_nodepool_whose_taint_the_pod_does_not_tolerate_adds_no_domain():
+    pending, f = _two_pools(second_taint="dedicated")
+    assert usable_nodepools(pending, f) == ["gpu-a"]
+    domains, _ = pod_launchable_domains(ZONE, pod=pending, facts=f)
+    assert domains.values == {"us-east-1a"}
+    found = [x for x in analyzer.analyze(f) if x.code == "scheduling.topology_spread"]
+    assert len(found) == 1 and "us-east-1b" in found[0].detail
+
+
+def test_a_nodepool_the_pod_selects_away_adds_no_domain():
+    pending, f = _two_pools(second_taint="nvidia.com/gpu")
+    pending.pod["spec"]["nodeSelector"] = {"karpenter.sh/nodepool": "gpu-a"}
+    assert usable_nodepools(pending, f) == ["gpu-a"]

@@ -48,6 +48,9 @@ class InstanceTypeInfo:
     default_card_network_interfaces: int = 0
     ipv4_per_interface: int = 0
     usage_classes: tuple[str, ...] = ()  # "on-demand", "spot", "capacity-block"
+    # InstanceStorageInfo.TotalSizeInGB (decimal GB): ephemeral storage under instanceStorePolicy RAID0;
+    # None when the answer does not say (no instance store, or a catalogue that left it out)
+    instance_storage_gb: int | None = None
 
     @property
     def family(self) -> str:
@@ -147,6 +150,7 @@ def parse_instance_type(raw: dict) -> InstanceTypeInfo:
         default_card_network_interfaces=int((default_card or net).get("MaximumNetworkInterfaces", 0)),
         ipv4_per_interface=int(net.get("Ipv4AddressesPerInterface", 0)),
         usage_classes=tuple(raw.get("SupportedUsageClasses") or ()),
+        instance_storage_gb=(raw.get("InstanceStorageInfo") or {}).get("TotalSizeInGB"),
     )
 
 

@@ -13,6 +13,7 @@ from playbooks.analyzers.initializing import INITIALIZATION_GRACE_S, initializin
 from playbooks.analyzers.scan import KARPENTER_COMPONENTS
 from playbooks.facts import Facts, PodFacts
 from playbooks.fixes import render_fix
+from playbooks.karpenter.device_plugin_evidence import device_plugin_failed
 from playbooks.karpenter.nodeclaim import (
     LAUNCH_TTL_S, REGISTRATION_TTL_S, age_seconds, conditions as claim_conditions, nominated_claims, stage,
 )
@@ -140,9 +141,9 @@ def _provisioning(pod: PodFacts, event: dict, name: str, facts: Facts, *, others
     kind = labels.get("node.kubernetes.io/instance-type") or ""
     age = age_seconds(claim)
     state, limit = stage(claim)
-    if state in ("ready", "stuck"):
-        # joined, or stuck initializing (a resource never registered, no limit to end it): whatever
-        # keeps the pod off that node is the problem, not a node to wait for
+    if state == "ready" or device_plugin_failed(claim, facts):
+        # joined, or stuck initializing with its device plugin shown missing or failing
+        # (karpenter/device_plugin_evidence.py): that is the problem, not a node to wait for
         return None
     evidence += ev.events(pod, reasons=("FailedScheduling",), components=("default-scheduler",))[-1:]
     evidence.append(ev.field(f"nodeclaim/{name}", "status.conditions",

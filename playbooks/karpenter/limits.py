@@ -1,11 +1,15 @@
 """NodePool spec.limits as Karpenter applies them: what is left is the limit minus status.resources, and
 an instance type whose capacity exceeds what is left on any limited resource is filtered out
 (kubernetes-sigs/karpenter pkg/controllers/provisioning/scheduling/scheduler.go filterByRemainingResources;
-"all available instance types exceed limits for nodepool")."""
+"all available instance types exceed limits for nodepool"). The capacity compared is the instance type's
+Capacity as the provider computes it: memory less the VM overhead (aws/karpenter-provider-aws
+pkg/providers/instancetype/types.go memory(), VM_MEMORY_OVERHEAD_PERCENT, 0.075 by default), pods as the
+kubelet settings allow; not the raw EC2 memory. The same in v1.0-v1.14."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from playbooks.karpenter.nodeconfig import DEFAULT, NodeConfig
 from playbooks.karpenter.resources import capacity, quantity, show
 
 
@@ -49,7 +53,7 @@ def used(nodepool: dict) -> dict[str, float]:
 _ORDER = ("cpu", "memory", "nvidia.com/gpu", "nodes")
 
 
-def blocking(nodepool: dict, fitting: dict) -> LimitBlock | None:
+def blocking(nodepool: dict, fitting: dict, config: NodeConfig = DEFAULT) -> LimitBlock | None:
     """None when some instance type that fits the pod stays within every limit; otherwise the limit that
     stops the smallest of them (smallest by the blocking resources, then by name)."""
     limits = parsed_limits(nodepool)
@@ -60,7 +64,7 @@ def blocking(nodepool: dict, fitting: dict) -> LimitBlock | None:
     best: LimitBlock | None = None
     best_key = None
     for name, info in sorted(fitting.items()):
-        cap = capacity(info)
+        cap = capacity(info, config)
         over = {k: (limits[k], in_use.get(k, 0), cap.get(k, 0)) for k, left in remaining.items()
                 if cap.get(k, 0) > left + 1e-9}
         if not over:

@@ -4,19 +4,19 @@ overhead Karpenter adds to every new node of a NodePool."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from playbooks import linear
 from playbooks.karpenter import labels as lbl
-from playbooks.karpenter.requirements import nodepool_requirements, pod_terms
+from playbooks.karpenter.nodeconfig import DEFAULT, NodeConfig
+from playbooks.karpenter.requirements import instance_requirements, nodepool_requirements, pod_terms
 
-CPU, MEMORY, PODS = "cpu", "memory", "pods"
+CPU, MEMORY, PODS, STORAGE = "cpu", "memory", "pods", "ephemeral-storage"
 GPU, AMD_GPU, EFA, NEURON = "nvidia.com/gpu", "amd.com/gpu", "vpc.amazonaws.com/efa", "aws.amazon.com/neuron"
 ACCELERATORS = (GPU, AMD_GPU, NEURON, "aws.amazon.com/neuroncore", "habana.ai/gaudi")
 MIB = 1024 * 1024
+GI = 2**30
 
-# aws/karpenter-provider-aws pkg/operator/options: --vm-memory-overhead-percent defaults to 0.075
-VM_MEMORY_OVERHEAD = 0.075
 DEFAULT_MAX_PODS = 110  # aws/karpenter-provider-aws pkg/providers/instancetype/types.go pods(): the fallback
 
 _SUFFIX = {"": 1, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
@@ -90,26 +90,138 @@ def _kube_reserved_cpu(vcpus: int) -> float:
     return reserved / 1000
 
 
-def max_pods(info) -> int:
-    """The ENI-limited max pods when the instance-type facts carry it, else Karpenter's fallback of 110."""
+def max_pods(info, config: NodeConfig = DEFAULT) -> int:
+    """aws types.go pods(): kubelet maxPods when set, else the ENI-limited count (AL2, AL2023, Bottlerocket,
+    Custom; 110 when the facts lack ENI data), else 110 (Windows); then at most podsPerCore x vCPUs where the
+    AMI family honours podsPerCore (not Bottlerocket)."""
+    if config.max_pods is not None:
+        count = config.max_pods
+    elif config.eni_limited_pods:
+        count = _eni_pods(info)
+    else:
+        count = DEFAULT_MAX_PODS
+    if config.pods_per_core and config.pods_per_core > 0 and config.pods_per_core_enabled:
+        count = min(config.pods_per_core * int(info.vcpus), count)
+    return int(count)
+
+
+def _eni_pods(info) -> int:
     return int(getattr(info, "max_pods", None) or DEFAULT_MAX_PODS)
 
 
-def allocatable(info, *, vm_overhead: float = VM_MEMORY_OVERHEAD) -> dict[str, float]:
-    """Allocatable as Karpenter estimates it before launch (aws/karpenter-provider-aws pkg/providers/
-    instancetype/types.go): capacity minus kube-reserved (cpu by ranges; memory 11 MiB per pod + 255 MiB)
-    minus the 100Mi eviction threshold, memory first reduced by the VM overhead."""
-    pods = max_pods(info)
+def _memory_mib(info, config: NodeConfig) -> int:
+    """aws types.go memory(): Graviton's 64 MiB of CMA off, then the VM overhead (rounded up to a MiB)."""
     mem_mib = int(info.memory_mib)
     if tuple(getattr(info, "architectures", ()) or ())[:1] == ("arm64",):
-        mem_mib -= 64  # Graviton reserves 64 MiB of CMA memory (types.go memory())
-    mem_mib -= math.ceil(mem_mib * vm_overhead)
-    out = {
-        CPU: info.vcpus - _kube_reserved_cpu(info.vcpus),
-        MEMORY: (mem_mib - (11 * pods + 255) - 100) * MIB,
-        PODS: float(pods),
-    }
+        mem_mib -= 64
+    return mem_mib - math.ceil(mem_mib * config.vm_overhead)
+
+
+def ephemeral_storage(info, config: NodeConfig = DEFAULT) -> float | None:
+    """aws types.go ephemeralStorage(): with instanceStorePolicy RAID0 the instance store's total (decimal
+    GB); else the blockDeviceMapping marked rootVolume, for a Custom AMI the last mapping, else the mapping
+    of the family's ephemeral device (/dev/xvda, Bottlerocket /dev/xvdb, Windows /dev/sda1); else the
+    family's default (20Gi, Windows 50Gi). None when RAID0 is asked and the instance store is not known."""
+    if config.instance_store_policy == "RAID0":
+        total_gb = getattr(info, "instance_storage_gb", None)
+        if total_gb:
+            return float(total_gb) * 1e9
+        if total_gb is None:
+            return None
+    mappings = config.block_device_mappings
+    if mappings:
+        root = next((b for b in mappings if b.get("rootVolume")), None)
+        size = _volume_size(root)
+        if size is not None:
+            return size
+        if config.ami_family == "Custom":
+            size = _volume_size(mappings[-1])
+            return size if size is not None else config.default_volume
+        device = next((b for b in mappings if b.get("deviceName") == config.ephemeral_device), None)
+        size = _volume_size(device)
+        if size is not None:
+            return size
+    return config.default_volume
+
+
+def _volume_size(mapping: dict | None) -> float | None:
+    value = ((mapping or {}).get("ebs") or {}).get("volumeSize")
+    try:
+        return quantity(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _eviction_signal(capacity_value: float, signal: str) -> float:
+    """aws types.go computeEvictionSignal: a percentage of capacity (100% disables it), else a quantity."""
+    text = str(signal).strip()
+    if text.endswith("%"):
+        pct = float(text.rstrip("%"))
+        return math.ceil(capacity_value / 100 * (0 if pct == 100 else pct))
+    return quantity(text)
+
+
+def _eviction(memory: float, storage: float | None, config: NodeConfig) -> dict[str, float]:
+    """aws types.go evictionThreshold: 100Mi of memory and 10% of ephemeral storage unless evictionHard
+    names memory.available / nodefs.available; before v1.9 the larger of hard and soft counted."""
+    out = {MEMORY: 100.0 * MIB}
+    if storage is not None:
+        out[STORAGE] = float(math.ceil(storage / 100 * 10))
+    signals = [config.eviction_hard] + ([config.eviction_soft] if config.counts_eviction_soft else [])
+    override: dict[str, float] = {}
+    for signal in signals:
+        for key, resource, base in (("memory.available", MEMORY, memory), ("nodefs.available", STORAGE, storage)):
+            if key in signal and base is not None:
+                try:
+                    value = _eviction_signal(base, signal[key])
+                except ValueError:
+                    continue
+                override[resource] = max(override.get(resource, 0.0), value)
+    return {**out, **override}
+
+
+def _reserved(values: dict[str, str]) -> dict[str, float]:
+    out = {}
+    for name, value in values.items():
+        try:
+            out[name] = quantity(value)
+        except ValueError:
+            continue
+    return out
+
+
+def capacity(info, config: NodeConfig = DEFAULT) -> dict[str, float]:
+    """Capacity as Karpenter computes it (aws types.go computeCapacity): memory already less the VM overhead,
+    pods as kubelet will allow them. NodePool limits count this (scheduler.go filterByRemainingResources)."""
+    out = {CPU: float(info.vcpus), MEMORY: float(_memory_mib(info, config)) * MIB,
+           PODS: float(max_pods(info, config)), "nodes": 1.0}
+    storage = ephemeral_storage(info, config)
+    if storage is not None:
+        out[STORAGE] = storage
     return {**out, **_devices(info)}
+
+
+def allocatable(info, config: NodeConfig = DEFAULT) -> dict[str, float]:
+    """Allocatable as Karpenter estimates it before launch: capacity less kube-reserved, system-reserved and
+    the eviction threshold (aws/karpenter-provider-aws pkg/providers/instancetype/types.go NewInstanceType;
+    kubernetes-sigs/karpenter pkg/cloudprovider/types.go Allocatable). Kube-reserved: cpu by ranges, memory
+    11 MiB per pod + 255 MiB (pods ENI-limited on AL2 / AL2023 / Custom whatever maxPods says), 1Gi of
+    ephemeral storage; the NodeClass's kubelet kubeReserved replaces each value it names."""
+    cap = capacity(info, config)
+    reserved_pods = _eni_pods(info) if config.eni_limited_memory else max_pods(info, config)
+    kube = {CPU: _kube_reserved_cpu(info.vcpus), MEMORY: float(11 * reserved_pods + 255) * MIB, STORAGE: float(GI)}
+    kube.update(_reserved(config.kube_reserved))
+    system = _reserved(config.system_reserved)
+    eviction = _eviction(cap[MEMORY], cap.get(STORAGE), config)
+    out = dict(cap)
+    out.pop("nodes", None)
+    for overhead in (kube, system, eviction):
+        for name, value in overhead.items():
+            if name in out:
+                out[name] -= value
+    if STORAGE not in cap:
+        out.pop(STORAGE, None)
+    return out
 
 
 def _devices(info) -> dict[str, float]:
@@ -123,12 +235,6 @@ def _devices(info) -> dict[str, float]:
     if getattr(info, "neuron_count", 0):
         out[NEURON] = float(info.neuron_count)
     return out
-
-
-def capacity(info) -> dict[str, float]:
-    """Capacity (before overhead): what NodePool limits count (scheduler.go filterByRemainingResources)."""
-    out = {CPU: float(info.vcpus), MEMORY: float(info.memory_mib) * MIB, PODS: float(max_pods(info)), "nodes": 1.0}
-    return {**out, **_devices(info)}
 
 
 def shortfall(requests: dict[str, float], available: dict[str, float]) -> list[str]:
@@ -160,13 +266,18 @@ def untolerated(taints: list[dict], tolerations: list[dict]) -> list[dict]:
     return [t for t in taints or [] if t.get("effect") in ("NoSchedule", "NoExecute") and not tolerates(t, tolerations)]
 
 
-def daemonset_overhead(daemonsets: list[dict], nodepool: dict, *, auto_mode: bool) -> tuple[dict[str, float], list[str]]:
-    """Requests of the DaemonSets whose pods would run on every new node of the NodePool, and their names
+def daemonset_overhead(daemonsets: list[dict], nodepool: dict, *, auto_mode: bool, info=None,
+                       prefix: str = lbl.OSS_PREFIX) -> tuple[dict[str, float], list[str]]:
+    """Requests of the DaemonSets whose pods would run on a new node of the NodePool, and their names
     (kubernetes-sigs/karpenter pkg/controllers/provisioning/scheduling/scheduler.go isDaemonPodCompatible:
-    tolerates the template taints, strict requirements compatible with the template)."""
+    tolerates the template taints, strict requirements compatible with the template, each required term
+    tried in turn). With ``info`` (v1.14+, buildDaemonOverheadGroups, kubernetes-sigs/karpenter#2975) a
+    term must also intersect that instance type's requirements: a DaemonSet pinned to GPU types adds no
+    overhead to the others. Before v1.14 (getDaemonOverhead) one overhead counted on every type."""
     spec = ((nodepool.get("spec") or {}).get("template") or {}).get("spec") or {}
     taints = spec.get("taints") or []
     np_reqs = nodepool_requirements(nodepool)
+    type_reqs = instance_requirements(info, prefix=prefix) if info is not None else None
     total: dict[str, float] = {}
     names = []
     for ds in daemonsets or []:
@@ -175,6 +286,7 @@ def daemonset_overhead(daemonsets: list[dict], nodepool: dict, *, auto_mode: boo
         if untolerated(taints, pod["spec"].get("tolerations") or []):
             continue
         if not any(np_reqs.compatible(term, allow_undefined=lbl.well_known(auto_mode=auto_mode)) is None
+                   and (type_reqs is None or type_reqs.intersects(term) is None)
                    for term in pod_terms(pod)):
             continue
         requests = pod_requests(pod)
@@ -191,12 +303,22 @@ class Fit:
 
     fitting: dict  # instance type -> info
     missing: dict[str, list[str]]  # instance type -> resources that do not fit
+    allocatable: dict = field(default_factory=dict)  # instance type -> its allocatable estimate
 
 
-def fit(requests: dict[str, float], overhead: dict[str, float], types: dict) -> Fit:
-    total = _add(requests, overhead)
-    missing = {name: shortfall(total, allocatable(info)) for name, info in types.items()}
-    return Fit({n: types[n] for n, m in missing.items() if not m}, {n: m for n, m in missing.items() if m})
+def fit(requests: dict[str, float], overhead: dict[str, float], types: dict, *, config: NodeConfig = DEFAULT,
+        per_type: dict[str, dict[str, float]] | None = None) -> Fit:
+    """``per_type``: the daemonset overhead of each instance type where it differs by type (v1.14+);
+    ``overhead`` counts for the rest. A resource whose allocatable is not known (ephemeral storage with RAID0
+    on an instance store the facts do not size) is not held against the type."""
+    alloc = {name: allocatable(info, config) for name, info in types.items()}
+    missing = {}
+    for name in types:
+        total = _add(requests, (per_type or {}).get(name, overhead))
+        if STORAGE not in alloc[name]:
+            total.pop(STORAGE, None)
+        missing[name] = shortfall(total, alloc[name])
+    return Fit({n: types[n] for n, m in missing.items() if not m}, {n: m for n, m in missing.items() if m}, alloc)
 
 
 def show(resource: str, value: float) -> str:

@@ -196,19 +196,40 @@ def test_a_message_no_signature_knows_is_quoted_not_dropped():
     assert any(odd in gap for gap in diagnosis.gaps)
 
 
-def test_a_nodeclaim_stuck_on_an_unregistered_resource_is_not_on_its_way():
+def _waiting_for_gpus(seconds_old: float, *, daemonsets: list[dict]) -> Facts:
     facts = _facts(_pod(), [
         _event("Nominated", "Pod should schedule on: nodeclaim/gpu-9xk2w, node/ip-10-9-1-7.ec2.internal",
-               component="karpenter", seconds_ago=600),
+               component="karpenter", seconds_ago=seconds_old - 100),
     ])
-    claim = _claim("gpu-9xk2w", launched=True, registered=True, seconds_old=700)
+    claim = _claim("gpu-9xk2w", launched=True, registered=True, seconds_old=seconds_old)
     claim["status"]["conditions"][2] = {"type": "Initialized", "status": "Unknown", "reason": "ResourceNotRegistered",
                                         "message": 'Resource "nvidia.com/gpu" was requested but not registered'}
     facts.nodeclaims["gpu-9xk2w"] = claim
-    diagnosis = analyze(facts, registry=_registry("waiting", "signals"))
+    facts.daemonsets = daemonsets
+    return facts
+
+
+_PLUGIN = {"metadata": {"name": "nvidia-device-plugin-daemonset", "namespace": "kube-system"},
+           "status": {"desiredNumberScheduled": 3, "numberReady": 3}}
+
+
+def test_a_young_nodeclaim_waiting_for_its_device_plugin_is_on_its_way():
+    # initialization.go: every GPU NodeClaim is Initialized=Unknown ResourceNotRegistered until the plugin registers
+    diagnosis = analyze(_waiting_for_gpus(700, daemonsets=[]), registry=_registry("waiting", "signals"))
+    assert [(f.code, f.severity) for f in diagnosis.findings] == [("karpenter.provisioning", "info")]
+
+
+def test_a_nodeclaim_waiting_long_with_no_device_plugin_in_the_cluster_is_not_on_its_way():
+    diagnosis = analyze(_waiting_for_gpus(1500, daemonsets=[]), registry=_registry("waiting", "signals"))
     assert diagnosis.findings[0].code == "karpenter.resource_not_registered"
     assert diagnosis.findings[0].evidence[0].source == "nodeclaim/gpu-9xk2w status.conditions[Initialized]"
     assert "karpenter.provisioning" not in [f.code for f in diagnosis.findings]
+
+
+def test_a_long_wait_with_a_healthy_device_plugin_is_stuck_but_not_blamed_on_the_plugin():
+    diagnosis = analyze(_waiting_for_gpus(1500, daemonsets=[_PLUGIN]), registry=_registry("waiting", "signals"))
+    assert [(f.code, f.severity) for f in diagnosis.findings] == [("karpenter.provisioning", "warning")]
+    assert "device plugin never registered it" in diagnosis.findings[0].detail
 
 
 def test_a_nodepool_whose_nodes_fail_to_register_is_reported():

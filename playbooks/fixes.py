@@ -71,6 +71,9 @@ def environment(language: str = "text") -> "jinja2.Environment":
         autoescape=False,
         finalize=_FINALIZE[language],
     )
+    # Jinja's namespace() global would stand in for a missing ``namespace`` value (and render as its class
+    # name): without it, an unknown namespace is undefined like any other value.
+    env.globals.pop("namespace", None)
     env.filters["to_yaml"] = _to_yaml
     env.filters["to_json"] = json_value
     env.filters["quote"] = _FINALIZE[language]

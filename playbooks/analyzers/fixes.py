@@ -11,16 +11,57 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
+from playbooks.analyzers.evidence import event_time
 from playbooks.analyzers.injected import clean_metadata, clean_pod_spec
 from playbooks.analyzers.owners import KUBEFLOW_JOB, JOBSET_NAME, TRAINER_NODE, Owner, pod_owner, pod_selector
-from playbooks.facts import PodFacts
+from playbooks.facts import Facts, PodFacts
 from playbooks.fix_values import one_line
+from playbooks.karpenter.nodeclaim import nominated_claims
 
 # kubeflow/trainer pkg/apis/trainer/v1alpha1/trainjob_types.go (v2.1): PodTemplateSpecOverride and
 # ContainerOverride, the only pod fields a TrainJob may override; resources go to spec.trainer.
 TRAINJOB_SPEC_FIELDS = ("serviceAccountName", "nodeSelector", "affinity", "tolerations", "volumes",
                         "initContainers", "containers", "schedulingGates", "imagePullSecrets")
 TRAINJOB_CONTAINER_FIELDS = ("env", "volumeMounts")
+
+
+NODEPOOL_LABEL = "karpenter.sh/nodepool"
+
+
+def known_names(facts: Facts, pod: PodFacts | None) -> dict[str, str]:
+    """The objects a generic fix may name because the cluster showed them for ``pod``: its namespace, name
+    and node, its NodePool (its node's karpenter.sh/nodepool label, else the NodeClaim Karpenter nominated it
+    to, else the NodePool its nodeSelector names) and that NodePool's NodeClass, its only container. A name
+    the cluster did not show is left out: the template then says how to look it up."""
+    if pod is None:
+        return {}
+    known = {"namespace": pod.namespace, "pod": pod.name}
+    if pod.node_name:
+        known["node"] = pod.node_name
+    containers = (pod.pod.get("spec") or {}).get("containers") or []
+    if len(containers) == 1 and containers[0].get("name"):
+        known["container"] = containers[0]["name"]
+    nodepool = _nodepool_of(facts, pod)
+    if nodepool:
+        known["nodepool"] = nodepool
+        ref = ((((facts.nodepools.get(nodepool) or {}).get("spec") or {}).get("template") or {}).get("spec") or {}).get("nodeClassRef") or {}
+        if ref.get("name") and ref.get("group", "karpenter.k8s.aws") == "karpenter.k8s.aws":
+            known["nodeclass"] = ref["name"]
+    return known
+
+
+def _nodepool_of(facts: Facts, pod: PodFacts) -> str | None:
+    node = facts.node_of(pod)
+    label = (((node or {}).get("metadata") or {}).get("labels") or {}).get(NODEPOOL_LABEL)
+    if label:
+        return label
+    nominations = sorted((e for e in pod.events if e.get("reason") == "Nominated"), key=event_time, reverse=True)
+    for event in nominations:  # the latest nomination first
+        for claim in nominated_claims(event.get("message") or event.get("note") or ""):
+            label = (((facts.nodeclaims.get(claim) or {}).get("metadata") or {}).get("labels") or {}).get(NODEPOOL_LABEL)
+            if label:
+                return label
+    return ((pod.pod.get("spec") or {}).get("nodeSelector") or {}).get(NODEPOOL_LABEL)
 
 
 def owner_of(pod: PodFacts) -> tuple[str, str, str]:
@@ -116,4 +157,4 @@ def _apply(owner: Owner, namespace: str, left_out: list[str]) -> str:
     return f"Pod specs are immutable: merge this into the pod manifest, then kubectl delete pod {name} -n {ns} && kubectl apply -f pod.yaml"
 
 
-__all__ = ["owner_of", "owner_patch", "pod_owner", "pod_selector"]
+__all__ = ["known_names", "owner_of", "owner_patch", "pod_owner", "pod_selector"]

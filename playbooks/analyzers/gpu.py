@@ -1,6 +1,7 @@
 """GPU devices: GPUs the device plugin marked unhealthy, Xid faults, nodes advertising no GPUs."""
 from __future__ import annotations
 
+from playbooks.analyzers import ami
 from playbooks.analyzers import evidence as ev
 from playbooks.analyzers.scan import Located, signals
 from playbooks.facts import Facts
@@ -10,6 +11,7 @@ from playbooks.remediations import InvalidRemediation, cordon_gpu_node
 from playbooks.speakers import SPEAKERS_NAMED
 
 GPU = "nvidia.com/gpu"
+NODEPOOL_LABEL = "karpenter.sh/nodepool"
 
 
 def _gpu_counts(node: dict | None) -> tuple[str | None, str | None]:
@@ -111,6 +113,7 @@ def _cordon(node: str | None) -> list[Remediation]:
 
 
 def analyze_plugin_missing(facts: Facts):
+    seen: set[str] = set()
     for name, node in facts.nodes.items():
         labels = ((node or {}).get("metadata") or {}).get("labels") or {}
         gpu_count = labels.get("karpenter.k8s.aws/instance-gpu-count") or labels.get("eks.amazonaws.com/instance-gpu-count")
@@ -118,6 +121,12 @@ def analyze_plugin_missing(facts: Facts):
             continue
         cap, _ = _gpu_counts(node)
         if cap is not None:
+            continue
+        seen.add(name)
+        claim = _claim_of(facts, name, node)
+        found = _driverless(facts, name, node, claim)
+        if found:
+            yield found
             continue
         plugins = [d["metadata"]["name"] for d in facts.device_plugins if "nvidia" in d["metadata"]["name"]]
         yield Finding(
@@ -130,3 +139,104 @@ def analyze_plugin_missing(facts: Facts):
             evidence=[ev.field(f"node/{name}", "status.capacity", (node.get("status") or {}).get("capacity") or {}),
                       ev.field(f"node/{name}", "spec.taints", (node.get("spec") or {}).get("taints") or [])],
         )
+    # A pending pod's NodeClaim waiting for nvidia.com/gpu (Initialized=Unknown, ResourceNotRegistered) on a
+    # node whose AMI has no driver: the wait never ends, whatever the device plugin tolerates.
+    for claim in facts.nodeclaims.values():
+        node_name = (claim.get("status") or {}).get("nodeName")
+        if not node_name or node_name in seen or not _waits_for_gpu(claim):
+            continue
+        seen.add(node_name)
+        found = _driverless(facts, node_name, facts.nodes.get(node_name), claim)
+        if found:
+            yield found
+
+
+def _waits_for_gpu(claim: dict) -> bool:
+    for cond in (claim.get("status") or {}).get("conditions") or []:
+        if cond.get("type") == "Initialized" and cond.get("reason") == "ResourceNotRegistered":
+            return GPU in (cond.get("message") or "")
+    return False
+
+
+def _claim_of(facts: Facts, node_name: str, node: dict | None) -> dict | None:
+    owners = {r.get("name") for r in ((node or {}).get("metadata") or {}).get("ownerReferences") or []
+              if r.get("kind") == "NodeClaim"}
+    return next((c for n, c in facts.nodeclaims.items()
+                 if n in owners or (c.get("status") or {}).get("nodeName") == node_name), None)
+
+
+def _nodeclass_of(facts: Facts, claim: dict | None) -> tuple[str | None, dict | None]:
+    """The claim's EC2NodeClass: its name (from the claim, else its NodePool) and the object when read."""
+    ref = ((claim or {}).get("spec") or {}).get("nodeClassRef") or {}
+    if not ref:
+        pool = facts.nodepools.get((((claim or {}).get("metadata") or {}).get("labels") or {}).get(NODEPOOL_LABEL, ""))
+        ref = (((pool or {}).get("spec") or {}).get("template") or {}).get("spec", {}).get("nodeClassRef") or {}
+    name = ref.get("name")
+    return name, facts.nodeclasses.get(f"{ref.get('group', 'karpenter.k8s.aws')}/{name}") if name else None
+
+
+def _driverless(facts: Facts, node_name: str, node: dict | None, claim: dict | None) -> Finding | None:
+    """gpu.device_plugin_missing pointed at the AMI when the node's image has no NVIDIA driver: an image the
+    EC2NodeClass resolved to a non-NVIDIA variant, or (custom AMI) the device plugin saying NVML is missing."""
+    image_id = ((claim or {}).get("status") or {}).get("imageID")
+    nodeclass_name, nodeclass = _nodeclass_of(facts, claim)
+    amis = ((nodeclass or {}).get("status") or {}).get("amis") or []
+    ami_name = next((a.get("name") for a in amis if image_id and a.get("id") == image_id), None)
+    os_image = (((node or {}).get("status") or {}).get("nodeInfo") or {}).get("osImage")
+    image = ami.classify(ami_name, image_id=image_id, os_image=os_image)
+    plugin_line = next((line for _, log in facts.device_plugin_logs.get(node_name, [])
+                        if (line := ami.says_no_driver(log))), None)
+    if image.driver is not False and not (image.driver is None and plugin_line):
+        return None
+    terms = ((nodeclass or {}).get("spec") or {}).get("amiSelectorTerms") or []
+    labels = (((node or claim or {}).get("metadata") or {}).get("labels") or {})
+    instance_type = labels.get("node.kubernetes.io/instance-type", "GPU instance")
+    what = f"AMI {image.name}" + (f" ({image_id})" if image_id and image.name else "") if image.name else \
+        f"AMI {image_id}" if image_id else "its AMI"
+    evidence = []
+    if claim is not None:
+        evidence.append(ev.field(f"nodeclaim/{claim['metadata']['name']}", "status.imageID", image_id or ""))
+    if nodeclass is not None:
+        evidence.append(ev.field(f"ec2nodeclass/{nodeclass_name}", "spec.amiSelectorTerms", terms))
+        if ami_name:
+            evidence.append(ev.field(f"ec2nodeclass/{nodeclass_name}", "status.amis", [a for a in amis if a.get("id") == image_id]))
+    if os_image and image.family == "bottlerocket" and not ami_name:
+        evidence.append(ev.field(f"node/{node_name}", "status.nodeInfo.osImage", os_image))
+    if plugin_line:
+        evidence.append(Evidence(f"device plugin log on {node_name}", plugin_line))
+    by_alias = any("alias" in t for t in terms)
+    if image.driver is False:
+        why = (f"{what} is the {image.family} image without the NVIDIA driver"
+               + (f": the amiSelectorTerms select it by {' and '.join(sorted({k for t in terms for k in t}))}, and such a "
+                  "term gives every instance type the same image, GPU or not (only an alias picks the NVIDIA variant "
+                  "for GPU types)" if terms and not by_alias else ""))
+    else:
+        why = (f"{what} has no NVIDIA driver: the device plugin cannot load NVML (libnvidia-ml.so.1), so it registers "
+               f"no {GPU}")
+    known = {k: v for k, v in (("nodeclass", nodeclass_name), ("nodeclaim", (claim or {}).get("metadata", {}).get("name")))
+             if v}
+    fix = render_fix("nodeclass_ami.yaml.j2", **known,
+                     alias=image.alias or "al2023@latest", current=image.name or image_id or "",
+                     custom=image.driver is None, **({"ami_family": _AMI_FAMILY[image.family or "al2023"]}
+                                                     if _family_conflicts(nodeclass, image.family or "al2023") else {}))
+    return Finding(
+        code="gpu.device_plugin_missing", severity="error", confidence="high" if image.driver is False else "medium",
+        title=f"GPU node {node_name} runs an AMI without the NVIDIA driver" + (f" ({image.name})" if image.name else ""),
+        detail=(f"{node_name} is a {instance_type} but {why}. No device plugin toleration or restart can make it "
+                f"advertise {GPU}; its NodeClaim waits for the resource (Initialized=Unknown, ResourceNotRegistered) "
+                f"and GPU pods stay Pending. Point the EC2NodeClass{' ' + nodeclass_name if nodeclass_name else ''} at "
+                f"an NVIDIA variant: the alias {image.alias or 'al2023@latest'} (Karpenter v1+ picks the NVIDIA build "
+                f"for GPU instance types, arm64 from v1.4) or a Bottlerocket nvidia build, then replace the node "
+                f"(delete its NodeClaim) so a new one launches from it."),
+        evidence=evidence, fix=fix,
+    )
+
+
+# EC2NodeClass CEL rules (karpenter.k8s.aws_ec2nodeclasses.yaml): with an alias, spec.amiFamily may only be
+# the alias' family or Custom.
+_AMI_FAMILY = {"al2023": "AL2023", "al2": "AL2", "bottlerocket": "Bottlerocket"}
+
+
+def _family_conflicts(nodeclass: dict | None, family: str) -> bool:
+    current = ((nodeclass or {}).get("spec") or {}).get("amiFamily")
+    return bool(current) and current not in (_AMI_FAMILY[family], "Custom")

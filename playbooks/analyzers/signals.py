@@ -19,6 +19,7 @@ from datetime import datetime
 from playbooks.analyzers.evidence import event_component
 from playbooks.analyzers.history import settled
 from playbooks.analyzers.scan import Located, signals
+from playbooks.analyzers.fixes import known_names
 from playbooks.explain import fix_context, template_for
 from playbooks.facts import Facts
 from playbooks.fixes import render_fix
@@ -134,7 +135,8 @@ def _finding(code: str, items: list[tuple[Weight, Located]], *, codes: frozenset
         confidence = _lower_confidence(confidence)
         detail += " " + _unconfirmed_note(items, facts)
     return Finding(code=code, severity=weight.severity, confidence=confidence, title=best.title, detail=detail,
-                   evidence=evidence, fix=render_fix(template_for(code), **fix_context(code, best.fields)))
+                   evidence=evidence, fix=render_fix(template_for(code), **{**known_names(facts, ranked[0][1].pod or facts.target_pod),
+                                                          **fix_context(code, best.fields)}))
 
 
 def _unconfirmed_note(items: list[tuple[Weight, Located]], facts: Facts) -> str:

@@ -152,6 +152,8 @@ SHAPES: dict[str, Callable[[str], list[dict]]] = {
     "nccl_peer.sh.j2": lambda v: [{}, {"peer": None, "peer_node": None}],
     "node_selector.yaml.j2": _owners(lambda v: {"nodeSelector": {"example.com/accelerator": v}}),
     "nodeclass_not_ready.sh.j2": lambda v: [{"condition": "SubnetsReady"}, {"reason": ""}],
+    "nodeclass_ami.yaml.j2": lambda v: [{"custom": False, "alias": "al2023@latest"},
+                                        {"custom": True, "nodeclass": ABSENT, "nodeclaim": ABSENT, "ami_family": ABSENT}],
     "nodepool_limit.yaml.j2": lambda v: [{"limits": {"cpu": "1000", "nvidia.com/gpu": "64", f"example.com/{v}": "1"},
                                           "used": 8, "limit": 8}],
     "nodepool_requirements.yaml.j2": lambda v: [{"requirements": _requirements(v)}],

@@ -57,6 +57,14 @@ def _built_in(claim: dict, node: dict | None, vendor: str) -> bool:
     return vendor == "nvidia" and "bottlerocket" in os_image.lower()
 
 
+def _as_node(claim: dict) -> dict:
+    """The node as the NodeClaim makes it, when the node itself was not read: Karpenter puts the claim's
+    labels and taints on it (kubernetes-sigs/karpenter pkg/controllers/nodeclaim/lifecycle/registration.go
+    syncNode). Startup taints are left out: Initialized reaches ResourceNotRegistered only once they are gone."""
+    return {"metadata": {"labels": (claim.get("metadata") or {}).get("labels") or {}},
+            "spec": {"taints": (claim.get("spec") or {}).get("taints") or []}}
+
+
 def _cannot_run(ds: dict, node: dict) -> str | None:
     spec = ((ds.get("spec") or {}).get("template") or {}).get("spec") or {}
     taints = (node.get("spec") or {}).get("taints") or []
@@ -84,7 +92,7 @@ def plugin_fault(claim: dict, facts: Facts) -> str | None:
     if vendor is None or "daemonsets" in facts.unread:
         return None
     node_name = (claim.get("status") or {}).get("nodeName") or ""
-    node = facts.nodes.get(node_name)
+    node = facts.nodes.get(node_name) or _as_node(claim)
     if _built_in(claim, node, vendor):
         return None
     plugins = _plugins(facts, vendor)

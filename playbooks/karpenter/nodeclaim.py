@@ -18,9 +18,11 @@ LAUNCH_TTL_S = 5 * 60
 REGISTRATION_TTL_S = 15 * 60
 # initialization.go RequestedResourcesRegistered: a requested extended resource still 0 in allocatable
 RESOURCE_NOT_REGISTERED = "ResourceNotRegistered"
-# How long a requested resource may take to register before the wait is worth a word: as long as Karpenter
-# allows registration (a device plugin usually registers within a minute or two of the node turning Ready).
-RESOURCE_GRACE_S = REGISTRATION_TTL_S
+# How long a requested resource may take to register, counted from the node's registration, before a
+# missing or unhealthy plugin is held to blame: a plain device plugin registers within a minute or two of
+# the node turning Ready, the GPU Operator only after its driver container has installed and validated the
+# driver, which takes several minutes.
+RESOURCE_GRACE_S = 10 * 60
 _RESOURCE = linear.compile(r'Resource \\?"(?P<resource>[^"\\]{1,253})\\?" was requested but not registered')
 # pkg/controllers/provisioning/scheduling/events.go NominatePodEvent: "Pod should schedule on:
 # nodeclaim/<n>[, node/<n>]"; before v1 (v1alpha5) the claim was a Machine: "machine/<n>".

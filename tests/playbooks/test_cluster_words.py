@@ -215,7 +215,7 @@ _PLUGIN = {"metadata": {"name": "nvidia-device-plugin-daemonset", "namespace": "
 
 def test_a_young_nodeclaim_waiting_for_its_device_plugin_is_on_its_way():
     # initialization.go: every GPU NodeClaim is Initialized=Unknown ResourceNotRegistered until the plugin registers
-    diagnosis = analyze(_waiting_for_gpus(700, daemonsets=[]), registry=_registry("waiting", "signals"))
+    diagnosis = analyze(_waiting_for_gpus(400, daemonsets=[]), registry=_registry("waiting", "signals"))
     assert [(f.code, f.severity) for f in diagnosis.findings] == [("karpenter.provisioning", "info")]
 
 

@@ -95,6 +95,8 @@ class KarpenterInfo:
     version: str | None = None  # image tag, e.g. "1.3.2"
     leader: str | None = None  # pod holding the leader-election Lease
     replicas: int = 0
+    # the controller's VM_MEMORY_OVERHEAD_PERCENT env (Helm settings.vmMemoryOverheadPercent); None: unset (0.075)
+    vm_memory_overhead_percent: str | None = None
 
 
 @dataclass

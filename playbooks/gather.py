@@ -17,6 +17,7 @@ from playbooks.model import Target
 from playbooks.gather_ec2 import Catalog, considered_nodepools, gather_ec2
 from playbooks.karpenter.nodeclaim import nominated_claims
 from playbooks.karpenter import versions
+from playbooks.karpenter.controller_settings import setting
 from playbooks.requirements import is_auto_mode
 
 T = TypeVar("T")
@@ -414,6 +415,8 @@ def _gather_karpenter(facts: Facts, *, gateway: Gateway) -> None:
     ns = info.namespace or ""
     info.replicas = len(pods)
     info.version = _image_version(pods[0])
+    # aws/karpenter-provider-aws pkg/operator/options/options.go: --vm-memory-overhead-percent, env default
+    info.vm_memory_overhead_percent = setting(pods[0], flag="vm-memory-overhead-percent", env="VM_MEMORY_OVERHEAD_PERCENT")
     running = [p for p in pods if (p.get("status") or {}).get("phase") == "Running"] or pods
     fallback = running[0]["metadata"]["name"]
     try:

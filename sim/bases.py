@@ -42,22 +42,29 @@ class KarpenterOptions:
     namespace: str = DEFAULT_KARPENTER_NAMESPACE
     replicas: int = DEFAULT_REPLICAS
     leader: int = 0
+    # extra controller environment, e.g. {MIN_VALUES_POLICY: BestEffort}: Karpenter's settings
+    # (kubernetes-sigs/karpenter pkg/operator/options/options.go) as the Helm chart's controller.env sets them
+    env: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def parse(cls, raw: object, *, where: str) -> "KarpenterOptions":
         if raw is None:
             return cls()
         if not isinstance(raw, dict):
-            raise BaseError(f"{where}: karpenter must be a mapping (version, namespace, replicas, leader)")
-        unknown = sorted(set(raw) - {"version", "namespace", "replicas", "leader"})
+            raise BaseError(f"{where}: karpenter must be a mapping (version, namespace, replicas, leader, env)")
+        unknown = sorted(set(raw) - {"version", "namespace", "replicas", "leader", "env"})
         if unknown:
             raise BaseError(f"{where}: unknown karpenter key(s) {', '.join(unknown)}; "
-                            "valid: version, namespace, replicas, leader")
+                            "valid: version, namespace, replicas, leader, env")
+        env = raw.get("env") or {}
+        if not isinstance(env, dict):
+            raise BaseError(f"{where}: karpenter.env must map variable names to values, e.g. {{MIN_VALUES_POLICY: BestEffort}}")
         options = cls(
             version=str(raw.get("version", DEFAULT_KARPENTER_VERSION)).removeprefix("v"),
             namespace=str(raw.get("namespace", DEFAULT_KARPENTER_NAMESPACE)),
             replicas=int(raw.get("replicas", DEFAULT_REPLICAS)),
             leader=int(raw.get("leader", 0)),
+            env=tuple((str(k), str(v)) for k, v in env.items()),
         )
         if not 1 <= options.replicas <= len(_POD_SUFFIXES):
             raise BaseError(f"{where}: karpenter.replicas must be 1 to {len(_POD_SUFFIXES)}, got {options.replicas}")
@@ -126,6 +133,11 @@ def render(name: str, *, region: str, karpenter: KarpenterOptions | None = None)
     pods = controller_pod_names(options.replicas)
     for index, pod in enumerate(pods):
         objects.append(_fill(template["controller_pod"], {**values, "pod_name": pod, "pod_ip": f"10.0.1.{118 + index}"}))
+    for obj in objects:
+        if options.env and obj.get("kind") in ("Deployment", "Pod") and "karpenter/controller" in str(obj):
+            spec = obj["spec"]["template"]["spec"] if obj["kind"] == "Deployment" else obj["spec"]
+            for container in spec.get("containers") or []:
+                container["env"] = [*(container.get("env") or []), *({"name": k, "value": v} for k, v in options.env)]
     leader = pods[options.leader]
     # client-go leaderelection: the identity Karpenter passes is "<hostname>_<uuid>".
     identity = f"{leader}_{uuid.uuid5(uuid.NAMESPACE_DNS, leader + region)}"

@@ -12,6 +12,7 @@ from playbooks.karpenter import labels as lbl
 from playbooks.karpenter import resources as res
 from playbooks.karpenter.evaluate import Blocker, Verdict
 from playbooks.karpenter.limits import raised_limits
+from playbooks.karpenter.nodeconfig import DEFAULT as DEFAULT_NODE, NodeConfig
 from playbooks.karpenter.requirements import is_auto_mode, nodepool_requirements
 from playbooks.model import Evidence, Finding
 
@@ -191,8 +192,9 @@ def _resources(pod, nodepool, blocker, facts):
         for r in missing:
             counts[r] = counts.get(r, 0) + 1
     resource = res.shortfall({r: 1 for r in counts if counts[r] == max(counts.values())}, {})[0]
-    largest = max(types.values(), key=lambda i: (res.allocatable(i).get(resource, 0), i.name))
-    has = res.allocatable(largest).get(resource, 0)
+    alloc = blocker.data.get("allocatable") or {t: res.allocatable(i) for t, i in types.items()}
+    largest = max(types.values(), key=lambda i: (alloc[i.name].get(resource, 0), i.name))
+    has = alloc[largest.name].get(resource, 0)
     want = total.get(resource, 0)
     daemons = blocker.data["daemonsets"]
     over = (f" plus {res.show(resource, overhead[resource])} of daemonset overhead ({list_names(daemons)})"
@@ -201,7 +203,8 @@ def _resources(pod, nodepool, blocker, facts):
              f"allows has {res.show(resource, has)} allocatable")
     detail = (f"The pod requests {res.show(resource, requests.get(resource, 0))} {resource}{over}. The most any type "
               f"NodePool {name} allows ({list_names(types)}) can offer is {res.show(resource, has)} on {largest.name}, after "
-              f"Karpenter's estimate of kube-reserved, the eviction threshold and the VM memory overhead (7.5 %). "
+              f"Karpenter's estimate of kube-reserved, system-reserved, the eviction threshold and the VM memory "
+              f"overhead ({_overhead_words(blocker.data.get('config'))}). "
               f"Karpenter answers 'no instance type has enough resources'.")
     evidence = [ev.field(pod.ref, "spec.containers[].resources", _container_resources(pod)),
                 _ec2_evidence(types.values(), facts)]
@@ -218,6 +221,19 @@ def _resources(pod, nodepool, blocker, facts):
         fix = render_fix("generic/karpenter.no_instance_type.sh.j2", nodepool=name, resources=res.show_all(total),
                          gpus=f"{requests.get(GPU, 0):g}")
     return "karpenter.no_instance_type", title, detail, evidence, fix
+
+
+def _overhead_words(config: NodeConfig | None) -> str:
+    """The VM memory overhead as the controller applies it, and the NodeClass kubelet settings that changed
+    the estimate (aws/karpenter-provider-aws pkg/providers/instancetype/types.go Resolve)."""
+    config = config or DEFAULT_NODE
+    words = [f"{config.vm_overhead * 100:g} %"]
+    for label, value in (("maxPods", config.max_pods), ("podsPerCore", config.pods_per_core),
+                         ("kubeReserved", config.kube_reserved), ("systemReserved", config.system_reserved),
+                         ("evictionHard", config.eviction_hard)):
+        if value:
+            words.append(f"kubelet {label} {value}")
+    return "; ".join(words)
 
 
 def _container_resources(pod: PodFacts) -> dict:

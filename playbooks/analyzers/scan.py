@@ -17,7 +17,8 @@ from playbooks.analyzers.evidence import event_component, event_source, event_ti
 from playbooks.analyzers.history import recovered
 from playbooks.analyzers.initializing import launch_in_progress
 from playbooks.facts import Facts, PodFacts
-from playbooks.karpenter.nodeclaim import nominated_claims
+from playbooks.karpenter.device_plugin_evidence import awaiting_device_plugin
+from playbooks.karpenter.nodeclaim import nominated_claims, unregistered_resource
 from playbooks.model import SEVERITIES
 from playbooks.signatures import Signal, scan_line, scan_lines
 from playbooks.speakers import Voice, hardware_claim, node_vouches, plugin_voice, voice_of
@@ -172,7 +173,10 @@ def _conditions(facts: Facts):
     for name, claim in sorted(facts.nodeclaims.items()):
         # Launched / Registered Unknown inside Karpenter's limits is a launch in progress, not news;
         # initializing past registration's limit is stuck (analyzers/initializing.py)
-        waiting = launch_in_progress(claim)
+        # waiting for a device plugin is normal until the plugin is shown missing or failing past the grace
+        # (karpenter/device_plugin_evidence.py)
+        waiting = (launch_in_progress(claim) if unregistered_resource(claim) is None
+                   else awaiting_device_plugin(claim, facts))
         for line, source in _condition_lines(claim, f"nodeclaim/{name}", skip_unknown=waiting):
             for sig in scan_line(line, source=source):
                 yield Located(sig, "nodeclaim")

@@ -12,6 +12,8 @@ from playbooks.karpenter import labels as lbl
 from playbooks.karpenter import limits as lim
 from playbooks.karpenter import offerings as off
 from playbooks.karpenter import resources as res
+from playbooks.karpenter.controller_settings import BEST_EFFORT
+from playbooks.karpenter.nodeconfig import NodeConfig, node_config
 from playbooks.karpenter.requirements import (
     Incompatible, Requirements, instance_requirements, is_auto_mode, label_prefix, min_values_unmet,
     nodepool_requirements, pod_terms,
@@ -61,9 +63,11 @@ def evaluate(pod: PodFacts, nodepool: dict, facts: Facts) -> Verdict:
     broken = off.not_ready(nodeclass)
     if broken:
         verdict.blockers.append(Blocker("nodeclass", 1, {"nodeclass": nodeclass_key, "condition": broken}))
-    np_reqs = nodepool_requirements(nodepool)
+    np_reqs = nodepool_requirements(nodepool, karpenter_version=facts.karpenter.version)
+    config = node_config(nodepool=nodepool, nodeclass=nodeclass, controller_version=facts.karpenter.version,
+                         vm_overhead=facts.karpenter.vm_memory_overhead_percent)
     outcomes = [_term(term, np_reqs, nodepool=nodepool, requests=requests, facts=facts, auto=auto,
-                      nodeclass=nodeclass, verdict=verdict) for term in pod_terms(pod.pod)]
+                      nodeclass=nodeclass, verdict=verdict, config=config) for term in pod_terms(pod.pod)]
     for index, outcome in enumerate(outcomes):
         if outcome is not None:
             outcome.data["term"] = index
@@ -85,7 +89,7 @@ def _verifiable(nodepool: str, requests: dict, facts: Facts) -> bool:
 
 
 def _term(term: Requirements, np_reqs: Requirements, *, nodepool: dict, requests: dict, facts: Facts, auto: bool,
-          nodeclass: dict | None, verdict: Verdict) -> Blocker | None:
+          nodeclass: dict | None, verdict: Verdict, config: NodeConfig) -> Blocker | None:
     # kubernetes-sigs/karpenter pkg/controllers/provisioning/scheduling/nodeclaim.go CanAdd:
     # Compatible(podRequirements, AllowUndefinedWellKnownLabels)
     bad: Incompatible | None = np_reqs.compatible(term, allow_undefined=lbl.well_known(auto_mode=auto))
@@ -103,15 +107,25 @@ def _term(term: Requirements, np_reqs: Requirements, *, nodepool: dict, requests
     if requests.get(res.GPU) and not any(i.gpu_count for i in candidates.values()):
         return Blocker("no_types", 10, {"requirements": np_reqs, "gpus": requests[res.GPU], "candidates": candidates})
     # nodeclaim.go filterInstanceTypesByRequirements: compatible(it, requirements) = it.Requirements.Intersects
-    types = {t: i for t, i in candidates.items() if instance_requirements(i, prefix=prefix).intersects(merged) is None}
+    # (zone-id from the NodeClass subnets: offerings.type_zone_ids)
+    types = {t: i for t, i in candidates.items() if instance_requirements(
+        i, prefix=prefix, zone_ids=off.type_zone_ids(t, ec2=facts.ec2, nodeclass=nodeclass)).intersects(merged) is None}
     if not types:
         return Blocker("type_requirements", 2, {"requirements": term, "merged": merged, "candidates": candidates})
     overhead, daemons = res.daemonset_overhead(facts.daemonsets, nodepool, auto_mode=auto)
-    fit = res.fit(requests, overhead, types)
+    per_type: dict[str, tuple[dict, list[str]]] = {}
+    if config.at_least((1, 14)):
+        # kubernetes-sigs/karpenter v1.14 scheduler.go buildDaemonOverheadGroups (#2975): a DaemonSet counts
+        # only on the instance types its pods could run on; v1.0-v1.13 getDaemonOverhead counted it on all
+        per_type = {t: res.daemonset_overhead(facts.daemonsets, nodepool, auto_mode=auto, info=i, prefix=prefix)
+                    for t, i in types.items()}
+    # aws types.go NewInstanceType: allocatable from the NodeClass's kubelet, storage and AMI family
+    fit = res.fit(requests, overhead, types, config=config, per_type={t: o for t, (o, _) in per_type.items()})
     if not fit.fitting:
         kind = "efa" if requests.get(res.EFA) and not any(i.max_efa_interfaces for i in types.values()) else "resources"
+        overhead, daemons = per_type.get(_closest(fit) or "", (overhead, daemons))
         return Blocker(kind, 1, {"requests": requests, "overhead": overhead, "daemonsets": daemons, "types": types,
-                                 "missing": fit.missing})
+                                 "missing": fit.missing, "allocatable": fit.allocatable, "config": config})
     offers = off.check(merged, fit.fitting, ec2=facts.ec2, nodeclass=nodeclass)
     if not offers.offered:
         return Blocker("offering", 1, {"offerings": offers, "types": fit.fitting, "merged": merged})
@@ -123,10 +137,25 @@ def _term(term: Requirements, np_reqs: Requirements, *, nodepool: dict, requests
     if zone_unknown or capacity_unknown:
         verdict.offerings_unknown = {"zones": offers.zones if zone_unknown else None, "types": offers.offered,
                                      "capacity_types": offers.capacity_types if capacity_unknown else None}
-    unmet = min_values_unmet(merged, offers.offered, prefix=prefix)
-    if unmet:
+    unmet = min_values_unmet(merged, offers.offered, prefix=prefix,
+                             offered=off.offering_values(offers.offered, ec2=facts.ec2, nodeclass=nodeclass))
+    # the controller's --min-values-policy BestEffort relaxes minValues and launches (controller_settings.py)
+    if unmet and facts.karpenter.min_values_policy != BEST_EFFORT:
         return Blocker("min_values", 1, {"unmet": unmet, "types": offers.offered})
-    block = lim.blocking(nodepool, offers.offered)
+    block = lim.blocking(nodepool, offers.offered, config)
     if block:
         return Blocker("limit", 1, {"block": block, "requests": requests})
     return None
+
+
+def _closest(fit: res.Fit) -> str | None:
+    """The instance type with the most allocatable of the resource that fails on the most types: the one
+    a finding names, whose daemonset overhead it quotes."""
+    counts: dict[str, int] = {}
+    for missing in fit.missing.values():
+        for resource in missing:
+            counts[resource] = counts.get(resource, 0) + 1
+    if not counts:
+        return None
+    resource = res.shortfall({r: 1 for r in counts if counts[r] == max(counts.values())}, {})[0]
+    return max(fit.missing, key=lambda t: (fit.allocatable.get(t, {}).get(resource, 0), t))

@@ -118,6 +118,26 @@ def test_karpenter_defaults_two_replicas_in_kube_system(tmp_path):
     assert lease["spec"]["holderIdentity"].startswith(controllers[0] + "_")
 
 
+def test_karpenter_env_reaches_the_controller_pods_and_deployment(tmp_path):
+    text = PENDING.replace('karpenter: {version: "1.3.2", namespace: karpenter, replicas: 3, leader: 2}',
+                           'karpenter: {version: "1.7.1", env: {MIN_VALUES_POLICY: BestEffort}}')
+    directory = write_scenarios(tmp_path / "s", {"field-pending.yaml": text})
+    cluster = Cluster()
+    load(cluster, None, directory)
+    pods = cluster.resolve(group="", version="v1", plural="pods")
+    controllers = [p for p in cluster.list(pods, namespace="kube-system").items
+                   if p["metadata"]["labels"].get("app.kubernetes.io/name") == "karpenter"]
+    deployments = cluster.resolve(group="apps", version="v1", plural="deployments")
+    deployment = cluster.get(deployments, namespace="kube-system", name="karpenter")
+    for spec in [p["spec"] for p in controllers] + [deployment["spec"]["template"]["spec"]]:
+        env = {e["name"]: e["value"] for e in spec["containers"][0]["env"]}
+        assert env["MIN_VALUES_POLICY"] == "BestEffort" and env["CLUSTER_NAME"] == "training-on-eks"
+    with pytest.raises(ScenarioError, match="karpenter.env must map"):
+        bad = PENDING.replace('karpenter: {version: "1.3.2", namespace: karpenter, replicas: 3, leader: 2}',
+                              'karpenter: {env: [MIN_VALUES_POLICY]}')
+        load(Cluster(), None, write_scenarios(tmp_path / "bad", {"field-pending.yaml": bad}))
+
+
 def test_auto_mode_base_has_builtin_nodepools_and_no_controller(tmp_path):
     directory = write_scenarios(tmp_path / "s", {"field-auto.yaml": AUTO})
     with start_sim(scenarios=["field-auto"], ec2=False, directory=directory) as sim:

@@ -97,6 +97,8 @@ class KarpenterInfo:
     replicas: int = 0
     # the controller's VM_MEMORY_OVERHEAD_PERCENT env (Helm settings.vmMemoryOverheadPercent); None: unset (0.075)
     vm_memory_overhead_percent: str | None = None
+    # --min-values-policy / MIN_VALUES_POLICY (v1.6+): "Strict" or "BestEffort" (karpenter/controller_settings.py)
+    min_values_policy: str = "Strict"
 
 
 @dataclass

@@ -17,7 +17,7 @@ from playbooks.model import Target
 from playbooks.gather_ec2 import Catalog, considered_nodepools, gather_ec2
 from playbooks.karpenter.nodeclaim import nominated_claims
 from playbooks.karpenter import versions
-from playbooks.karpenter.controller_settings import setting
+from playbooks.karpenter.controller_settings import min_values_policy, setting
 from playbooks.requirements import is_auto_mode
 
 T = TypeVar("T")
@@ -417,6 +417,7 @@ def _gather_karpenter(facts: Facts, *, gateway: Gateway) -> None:
     info.version = _image_version(pods[0])
     # aws/karpenter-provider-aws pkg/operator/options/options.go: --vm-memory-overhead-percent, env default
     info.vm_memory_overhead_percent = setting(pods[0], flag="vm-memory-overhead-percent", env="VM_MEMORY_OVERHEAD_PERCENT")
+    info.min_values_policy = min_values_policy(pods[0], version=info.version)
     running = [p for p in pods if (p.get("status") or {}).get("phase") == "Running"] or pods
     fallback = running[0]["metadata"]["name"]
     try:

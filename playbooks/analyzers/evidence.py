@@ -91,3 +91,42 @@ def events(pod: PodFacts, *, reasons: tuple[str, ...] = (), components: tuple[st
 def field(ref: str, path: str, value: object) -> Evidence:
     text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
     return Evidence(source=f"{ref} {path}", text=trim(f"{path}: {text}"))
+
+
+# Who decides where a pod goes: kube-scheduler, open-source Karpenter, EKS Auto Mode's Karpenter.
+SCHEDULING_REPORTERS = ("default-scheduler", "karpenter", "eks-auto-mode")
+
+
+def newest(events: list[dict]) -> dict | None:
+    """The event that happened last (event_time), or None for no events."""
+    return max(events, key=event_time) if events else None
+
+
+def superseded(events: list[dict]) -> list[dict]:
+    """The events about one object that a newer event from the same scheduling reporter with the same reason
+    replaces: each FailedScheduling is that reporter's verdict of one scheduling attempt
+    (kubernetes/kubernetes pkg/scheduler/schedule_one.go handleSchedulingFailure records one event per
+    attempt; kubernetes-sigs/karpenter pkg/controllers/provisioning/scheduling/events.go
+    PodFailedToScheduleEvent, one per provisioning loop), so only the newest says why the pod waits now.
+    An older one with the same message is the same verdict (the event's count), not history. The kubelet's
+    events are not ranked this way: its older "Failed to pull image ..." is the cause its newer
+    "Error: ImagePullBackOff" only repeats."""
+    latest: dict[tuple[str, str], dict] = {}
+    for event in events:
+        component = event_component(event)
+        if not any(r in component for r in SCHEDULING_REPORTERS):
+            continue
+        key = (component, str(event.get("reason") or ""))
+        if key not in latest or event_time(event) > event_time(latest[key]):
+            latest[key] = event
+    out = []
+    for event in events:
+        last = latest.get((event_component(event), str(event.get("reason") or "")))
+        if last is not None and last is not event and event_time(event) < event_time(last) \
+                and _message(event) != _message(last):
+            out.append(event)
+    return out
+
+
+def _message(event: dict) -> str:
+    return " ".join(str(event.get("message") or event.get("note") or "").split())

@@ -129,7 +129,10 @@ def _offerings_unknown(pod: PodFacts, fitting: list[Verdict], *, facts: Facts, q
 
 def _cluster_words(pod: PodFacts, facts: Facts) -> list[Evidence]:
     out = ev.events(pod, reasons=("FailedScheduling",), components=("karpenter", "eks-auto-mode"))
-    out += ev.events(pod, reasons=("FailedScheduling",), components=("default-scheduler",))[-1:]
+    # the scheduler's newest verdict, by time, not by list order (evidence.superseded)
+    latest = ev.newest([e for e in pod.events if e.get("reason") == "FailedScheduling"
+                        and "default-scheduler" in ev.event_component(e)])
+    out += [ev.from_event(pod.ref, latest)] if latest is not None else []
     for line in facts.karpenter_log or []:
         if pod.name in line and ("could not schedule" in line.lower() or "error" in line.lower()):
             out.append(Evidence(source=facts.karpenter_source, text=ev.trim(line)))

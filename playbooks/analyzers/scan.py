@@ -13,9 +13,10 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Callable, Iterable, Iterator, TypeVar
 
-from playbooks.analyzers.evidence import event_component, event_source, event_time
-from playbooks.analyzers.history import recovered
+from playbooks.analyzers.evidence import event_component, event_source, event_time, superseded
+from playbooks.analyzers.history import recovered, retry_is_history
 from playbooks.analyzers.initializing import launch_in_progress
+from playbooks.analyzers.launches import claims_named
 from playbooks.facts import Facts, PodFacts
 from playbooks.karpenter.device_plugin_evidence import awaiting_device_plugin
 from playbooks.karpenter.nodeclaim import nominated_claims, unregistered_resource
@@ -46,6 +47,10 @@ class Located:
     vouched: bool = True
     speaker: str = ""
     by_speaker: bool = True  # a node event or device plugin log: written by one that may speak for the node
+    claims: frozenset[str] = frozenset()  # the NodeClaims a Karpenter line or NodeClaim event is about
+    # why the signal is history rather than the state now ("" when it is current): superseded by the same
+    # reporter's newer event, or a start-up retry the container has run long past (analyzers/history.py)
+    history: str = ""
 
     @property
     def from_karpenter(self) -> bool:
@@ -66,8 +71,10 @@ def _scan(facts: Facts):
         for sig in scan_line(event.get("message", ""), source=event_source(owner_ref, event))],
         what=lambda event: f"an event about {owner_ref} ({_event_name(event)})")
     for pod in facts.pods:
-        yield from _each(facts, pod.events, lambda event, pod=pod: [
-            Located(sig, "event", pod=pod, component=event_component(event), when=event_time(event))
+        old = {id(event) for event in superseded(pod.events)}
+        yield from _each(facts, pod.events, lambda event, pod=pod, old=old: [
+            Located(sig, "event", pod=pod, component=event_component(event), when=event_time(event),
+                    history="a newer event from the same reporter replaces it" if id(event) in old else "")
             for sig in scan_line(event.get("message", ""), source=event_source(pod.ref, event))],
             what=lambda event, pod=pod: f"an event about {pod.ref} ({_event_name(event)})")
         status = pod.pod.get("status") or {}
@@ -78,9 +85,8 @@ def _scan(facts: Facts):
         logs = [(container, previous, text) for (container, previous), text in pod.logs.items()
                 # a crash the container has run fine for an hour since: history (analyzers/history.py)
                 if not (previous and recovered(pod.pod, container))]
-        yield from _each(facts, logs, lambda entry, pod=pod: [
-            Located(sig, "log", pod=pod) for sig in scan_lines(entry[2].splitlines(), source=_log_source(pod, entry))],
-            what=lambda entry, pod=pod: _log_source(pod, entry))
+        yield from _each(facts, logs, lambda entry, pod=pod: _log(pod, entry),
+                         what=lambda entry, pod=pod: _log_source(pod, entry))
     for node, events in facts.node_events.items():
         yield from _each(facts, events, lambda event, node=node: _node_event(facts, node, event),
                          what=lambda event, node=node: f"an event about node/{node} ({_event_name(event)})")
@@ -88,17 +94,36 @@ def _scan(facts: Facts):
     for claim, events in facts.nodeclaim_events.items():
         yield from _each(facts, events, lambda event, claim=claim: [
             Located(sig, "nodeclaim-event", node=claim, component=event_component(event), when=event_time(event),
-                    about=nominated.get(claim, frozenset()))
+                    about=nominated.get(claim, frozenset()), claims=frozenset([claim]))
             for sig in scan_line(event.get("message") or event.get("note") or "",
                                  source=event_source(f"nodeclaim/{claim}", event))],
             what=lambda event, claim=claim: f"an event about nodeclaim/{claim} ({_event_name(event)})")
     yield from _conditions(facts)
     if facts.karpenter_log:
-        for sig in scan_lines(facts.karpenter_log, source=facts.karpenter_source):
-            yield Located(sig, "karpenter")
+        for lineno, line in enumerate(facts.karpenter_log, start=1):
+            # a launch failure names its NodeClaim, not the pod: the pods nominated to that claim are its subject
+            claims = claims_named(line) if line else frozenset()
+            about = frozenset(p for c in claims for p in nominated.get(c, ()))
+            for sig in scan_line(line, source=facts.karpenter_source, lineno=lineno) if line else ():
+                yield Located(sig, "karpenter", about=about, claims=claims)
     for node, entries in facts.device_plugin_logs.items():
         yield from _each(facts, entries, lambda entry, node=node: _plugin_log(facts, node, *entry),
                          what=lambda entry: f"the log of {entry[0]}")
+
+
+STARTUP_RETRY = "a start-up retry the container has run long past"
+
+
+def _log(pod: PodFacts, entry: tuple[str, bool, str]) -> list[Located]:
+    """Signals of one container log; in the current log, start-up retries the container got past are history."""
+    container, previous, text = entry
+    lines = text.splitlines()
+    out = []
+    for sig in scan_lines(lines, source=_log_source(pod, entry)):
+        line = lines[sig.lineno - 1] if sig.lineno else sig.line
+        old = not previous and retry_is_history(pod.pod, container, line=line, lineno=sig.lineno, lines=lines)
+        out.append(Located(sig, "log", pod=pod, history=STARTUP_RETRY if old else ""))
+    return out
 
 
 def _node_event(facts: Facts, node: str, event: dict) -> list[Located]:

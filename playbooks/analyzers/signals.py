@@ -8,7 +8,9 @@ info only when the cluster itself has moved on: the pod was placed since, a node
 after the message, or Karpenter is launching one for it (then the scheduler's "no existing node fits"
 is the expected state). A peer's trouble counts one severity lower than the target's own. Age counts
 too: a slow image pull of a pod whose containers have run without a restart for ``SETTLED_S`` delayed a
-start-up that is long over, so it is info, not a warning about the job.
+start-up that is long over, so it is info, not a warning about the job. History is reported as info and
+still quoted: a scheduling verdict a newer one from the same reporter replaced, a start-up connect retry the
+container has run long past, a capacity error for a NodeClaim while another NodeClaim launches for the pod.
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from datetime import datetime
 
 from playbooks.analyzers.evidence import event_component
 from playbooks.analyzers.history import settled
+from playbooks.analyzers.launches import launching_instead, nodepool_of
 from playbooks.analyzers.scan import Located, signals
 from playbooks.analyzers.fixes import known_names
 from playbooks.explain import fix_context, template_for
@@ -42,6 +45,7 @@ class Weight:
     severity: str
     unconfirmed: bool = False
     aside: bool = False  # about a NodePool other than the one the pod is meant for
+    history: str = ""  # why it is history (info, quoted), not the state now
 
 
 @dataclass(frozen=True)
@@ -65,7 +69,7 @@ def analyze(facts: Facts):
     related = {code: dict(items[0][1].signal.fields) for code, items in groups.items()}
     for code, items in groups.items():
         finding = _finding(code, items, codes=codes, related=related, facts=facts)
-        if finding.severity != "info" or code == "scheduling.node_lifecycle_taint":
+        if finding.severity != "info" or code == "scheduling.node_lifecycle_taint" or all(w.history for w, _ in items):
             yield finding
 
 
@@ -134,6 +138,10 @@ def _finding(code: str, items: list[tuple[Weight, Located]], *, codes: frozenset
     if all(w.unconfirmed for w, _ in items):
         confidence = _lower_confidence(confidence)
         detail += " " + _unconfirmed_note(items, facts)
+    if all(w.history for w, _ in items):
+        # what was true once, quoted for the record: never ranked as the cause of the state now
+        confidence = "low"
+        detail += " History, not the state now: " + "; ".join(sorted({w.history for w, _ in items})) + "."
     return Finding(code=code, severity=weight.severity, confidence=confidence, title=best.title, detail=detail,
                    evidence=evidence, fix=render_fix(template_for(code), **{**known_names(facts, ranked[0][1].pod or facts.target_pod),
                                                           **fix_context(code, best.fields)}))
@@ -159,6 +167,8 @@ def _weigh(loc: Located, facts: Facts, context: _Context) -> Weight | None:
     unconfirmed = aside = False
     if sig.code == "image.slow_pull" and loc.pod is not None and settled(loc.pod.pod):
         return Weight("info")  # the pull slowed a start-up that is long over
+    if loc.history and severity != "info":
+        return Weight("info", history=loc.history)
     if _provisioning(sig.code) and severity != "info":
         about = _pending_pods_named(loc, context.pending)
         if loc.pod is not None and loc.pod.name not in context.pending and _scheduling_history(loc):
@@ -166,6 +176,9 @@ def _weigh(loc: Located, facts: Facts, context: _Context) -> Weight | None:
         if loc.origin == "owner-event" and not about:
             about = set(context.pending)  # the job controller copies its pods' conditions
         if about:
+            elsewhere = _launching_elsewhere(loc, about, facts)
+            if elsewhere:
+                return Weight("info", history=elsewhere)
             if all(_carried(sig.code, context.explained.get(p, set()), from_karpenter=loc.from_karpenter)
                    for p in about):
                 return None  # already the evidence of a structural finding about the same cause
@@ -174,13 +187,34 @@ def _weigh(loc: Located, facts: Facts, context: _Context) -> Weight | None:
                     # a node is on its way: the scheduler finding no existing node (or an older Karpenter
                     # failure) is the expected state, not the problem
                     return Weight("info")
-            if all(p in context.provisionable for p in about):
-                unconfirmed = True
+            if all(p in context.provisionable for p in about) and sig.code not in CAPACITY_CODES:
+                unconfirmed = True  # (the model reads no capacity: an ICE is neither confirmed nor doubted by it)
             nodepool = sig.fields.get("nodepool")
             aside = bool(nodepool) and all(context.meant.get(p) and nodepool not in context.meant[p] for p in about)
     if loc.pod is not None and not facts.is_target_pod(loc.pod):
         severity = _lower(severity)
     return Weight(severity, unconfirmed, aside)
+
+
+# Launch failures of one NodeClaim (the instance could not be had), which the next NodeClaim does not share.
+CAPACITY_CODES = ("karpenter.insufficient_capacity",)
+
+
+def _launching_elsewhere(loc: Located, about: set[str], facts: Facts) -> str:
+    """A capacity error about NodeClaims the pods were nominated to, while another NodeClaim is launching
+    (or launched) for every one of them: why it is history, or "" (analyzers/launches.py)."""
+    if loc.signal.code not in CAPACITY_CODES or not loc.claims:
+        return ""
+    pods = {p.name: p for p in facts.pods}
+    instead = [launching_instead(pods[p], loc.claims, facts) if p in pods else None for p in sorted(about)]
+    if not instead or None in instead:
+        return ""
+    failed = sorted(loc.claims)[0]
+    where = nodepool_of(instead[0], facts)
+    was = nodepool_of(failed, facts)
+    pool = f" of NodePool {where}" if where and where != was else ""
+    return (f"Karpenter is launching NodeClaim {instead[0]}{pool} for the pod instead of {failed}"
+            f"{' (NodePool ' + was + ')' if was else ''}")
 
 
 def _scheduling_history(loc: Located) -> bool:
@@ -211,7 +245,7 @@ def _pending_pods_named(loc: Located, pending: frozenset[str]) -> set[str]:
     if loc.pod is not None:
         return {loc.pod.name} & pending
     if loc.origin == "karpenter":
-        return {name for name in pending if name in loc.signal.line}
+        return set(loc.about & pending) or {name for name in pending if name in loc.signal.line}
     if loc.origin == "nodeclaim-event":
         return set(loc.about & pending)
     return set()

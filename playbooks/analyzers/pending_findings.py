@@ -9,6 +9,7 @@ from playbooks.analyzers.fixes import owner_patch
 from playbooks.facts import Facts, PodFacts
 from playbooks.fixes import render_fix
 from playbooks.karpenter import labels as lbl
+from playbooks.karpenter import offerings as off
 from playbooks.karpenter import resources as res
 from playbooks.karpenter.evaluate import Blocker, Verdict
 from playbooks.karpenter.limits import raised_limits
@@ -98,7 +99,7 @@ def _label(pod, nodepool, blocker, facts):
     bad = blocker.data["incompatible"]
     auto = is_auto_mode(nodepool)
     if bad.undefined:
-        hint = lbl.hint_for(bad.key, auto_mode=auto, nodepool=name)
+        hint = lbl.hint_for(bad.key, auto_mode=auto, nodepool=name, karpenter_version=facts.karpenter.version)
         detail = f"Karpenter answers 'label \"{bad.key}\" does not have known values' for NodePool {name}.{hint.text}"
         np_ev = _np_field(nodepool, "spec.template", {
             "labels": ((nodepool["spec"]["template"].get("metadata") or {}).get("labels") or {}),
@@ -127,6 +128,12 @@ def _type_requirements(pod, nodepool, blocker, facts):
     key = wanted[0].key if wanted else lbl.INSTANCE_TYPE
     fix = _selector_fix(pod, nodepool, key)
     evidence = [pod_selector_evidence(pod), _np_requirements(nodepool), _ec2_evidence(candidates.values(), facts)]
+    ids = off.subnet_zone_ids(off.nodeclass_of(nodepool, facts.nodeclasses)[1]) if lbl.ZONE_ID in term else None
+    if ids:  # zone-id values come from the NodeClass subnets (offerings.type_zone_ids)
+        shown_ids = ", ".join(f"{z}={i}" for z, i in sorted(ids.items()))
+        detail += (f" A node's {lbl.ZONE_ID} is the zone id of a subnet of its EC2NodeClass ({shown_ids}): require "
+                   f"one of those, or add a subnet in the zone id the pod needs to the EC2NodeClass.")
+        evidence.append(Evidence(source="ec2nodeclass status.subnets", text=f"subnet zone ids: {shown_ids}"))
     return ("scheduling.node_selector_mismatch", f"{pod.name} requires {shown}, which NodePool {name} does not allow",
             detail, evidence, fix)
 
@@ -348,8 +355,9 @@ def _min_values(pod, nodepool, blocker, facts):
     shown = "; ".join(f"{k} needs {need} distinct values, the remaining types give {have}" for k, (have, need) in sorted(unmet.items()))
     detail = (f"NodePool {name} requires minValues ({shown}) among the instance types left after the pod's "
               f"requirements, resources and offerings ({list_names(blocker.data['types'])}). Karpenter answers 'minValues "
-              f"requirement is not met' and launches nothing (minValuesPolicy Strict). Lower minValues, allow more "
-              f"instance types, or set spec.template.spec minValuesPolicy BestEffort (v1.5+) on the Karpenter controller.")
+              f"requirement is not met' and launches nothing (the controller's --min-values-policy / MIN_VALUES_POLICY is "
+              f"Strict, the default). Lower minValues, allow more instance types, or (Karpenter v1.6+) set "
+              f"MIN_VALUES_POLICY=BestEffort on the controller, which then launches with fewer values.")
     raw = copy.deepcopy(nodepool["spec"]["template"]["spec"].get("requirements") or [])
     for r in raw:
         if lbl.normalize(r["key"]) in unmet and r.get("minValues"):

@@ -7,6 +7,7 @@ from typing import Callable, Protocol
 
 from playbooks.analyzers.owners import OWNER_KINDS
 from playbooks.codes import precedence
+from playbooks.consequences import follow_causes
 from playbooks.facts import Facts
 from playbooks.gather import Catalog, Gateway, Limits, ReadFailed, gather
 from playbooks.model import Diagnosis, Evidence, Finding, Target
@@ -67,7 +68,7 @@ def diagnose(target: Target, *, gateway: ResolvingGateway, catalog: Catalog | No
 
 
 def analyze(facts: Facts, *, registry: Registry) -> Diagnosis:
-    findings = order(merge(f for analyzer in registry.analyzers.values() for f in analyzer(facts)))
+    findings = order(follow_causes(merge(f for analyzer in registry.analyzers.values() for f in analyzer(facts))))
     # the one redaction step: nothing gathered leaves the engine with a secret in it
     return redact_diagnosis(Diagnosis(
         target=facts.target, summary=summarize(facts, findings), findings=findings,

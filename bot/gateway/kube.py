@@ -417,6 +417,21 @@ class ClusterGateway:
                                 max_items=max_items, read="events")
         return sorted(events, key=event_time)
 
+    def recent_events(self, *, namespace: str, kind: str, max_items: int) -> Listed:
+        """Events in one namespace about objects of one kind, whatever their names: the only way to find
+        the events of objects already deleted (an evicted pod, an interrupted node, its NodeClaim), which
+        outlive them (kube-apiserver --event-ttl, 1h by default). Cluster-scoped objects' events live in
+        ``default``. Exactly one request whatever the cluster's size: the cap is the page, and ``more``
+        counts what it left out (at least 1 when the server says there is a next page)."""
+        try:
+            body = self._json(self.core.list_namespaced_event, namespace,
+                              field_selector=f"involvedObject.kind={kind}", limit=max_items)
+        except ApiException as exc:
+            raise self._refused("events", exc) from None
+        meta = body.get("metadata") or {}
+        more = int(meta.get("remainingItemCount") or 0) or (1 if meta.get("continue") else 0)
+        return Listed(sorted(body.get("items") or [], key=event_time), more=more)
+
     def pod_log(self, namespace: str, name: str, *, container: str | None, previous: bool) -> str | None:
         """The tail of a container's log; ``None`` when there is none (e.g. no previous container)."""
         kwargs: dict[str, Any] = {"tail_lines": self.settings.log_tail_lines, "previous": previous}

@@ -16,6 +16,7 @@ from playbooks.analyzers.scan import signals
 from playbooks.facts import Facts, PodFacts
 from playbooks.fixes import render_fix
 from playbooks.gather import BATCH_JOB_LABELS, KUBEFLOW_JOB_LABEL
+from playbooks.history_names import nodes_named
 from playbooks.model import Evidence, Finding
 
 
@@ -74,8 +75,11 @@ def analyze(facts: Facts):
 
 def _why(pod: PodFacts, disrupted: dict) -> str:
     reasons = []
+    earlier = sorted(nodes_named(pod.events) & set(disrupted))  # a Kubeflow replica recreated under its name
     if pod.node_name in disrupted:
         reasons.append(f"was on node {pod.node_name}, which Karpenter disrupted")
+    elif earlier:
+        reasons.append(f"ran earlier on node {earlier[0]}, which Karpenter disrupted")
     for status in pod.container_statuses():
         for state in (status.get("state") or {}, status.get("lastState") or {}):
             term = state.get("terminated")

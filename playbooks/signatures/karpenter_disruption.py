@@ -2,8 +2,8 @@
 
 Sources: kubernetes-sigs/karpenter pkg/controllers/disruption/events/events.go (``Disrupting Node:
 <Reason>``, ``DisruptionBlocked``), pkg/controllers/state/statenode.go (what blocks a node), the
-node termination events (``Evicted pod[: <reason>]``), aws/karpenter-provider-aws interruption
-controller (``SpotInterrupted``).
+node termination events (``Evicted pod``). EC2 interruptions (``SpotInterrupted`` ...) and forced
+termination are read in karpenter_interruption.py.
 
 ``DisruptionBlocked`` over the versions (the event reason is the same; the message changed):
 
@@ -69,17 +69,6 @@ RULES: tuple[Rule, ...] = (
         refine=_disruption,
         fields_doc="reason (Underutilized|Empty|Drifted|Expired|...), method (older logs), node",
         example="Normal  DisruptionTerminating  2m  karpenter  Disrupting Node: Underutilized",
-    ),
-    Rule(
-        name="karpenter.spot_interruption",
-        code="karpenter.disruption",
-        severity="warning",
-        confidence="high",
-        title="Spot interruption: EC2 is reclaiming the node",
-        keywords=("SpotInterrupted", "Spot interruption warning", "spot interruption"),
-        refine=lambda f, t: Verdict(fields={"reason": "SpotInterrupted"}),
-        fields_doc="reason (SpotInterrupted)",
-        example="Warning  SpotInterrupted  1m  karpenter  Spot interruption warning was triggered",
     ),
     Rule(
         # termination events: "Evicted pod" (v0.32-v1.1), "Evicted pod: <reason>" (v1.2+, also used by

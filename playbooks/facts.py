@@ -123,6 +123,8 @@ class Facts:
     daemonsets: list[dict] = field(default_factory=list)  # every DaemonSet: overhead on new nodes
     # "pvc/<ns>/<name>" and "pv/<name>" for the volumes of pending pods (zone topology)
     volumes: dict[str, dict] = field(default_factory=dict)
+    # "pvc/<ns>/<name>" -> the claim's events (ProvisioningFailed, FailedBinding, ExternalProvisioning)
+    volume_events: dict[str, list[dict]] = field(default_factory=dict)
     # "<namespace>|<label selector>" -> pods matching a pending pod's spread / anti-affinity selector
     peer_pods: dict[str, list[dict]] = field(default_factory=dict)
     peer_nodes: dict[str, dict] = field(default_factory=dict)  # nodes of peer pods (zone, hostname)

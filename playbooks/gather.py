@@ -575,9 +575,13 @@ def _claims(pod: PodFacts) -> list[str]:
     return names
 
 
+MAX_CLAIM_EVENTS = 20  # per unbound claim, of at most Limits.max_claims claims
+
+
 def _gather_volumes(facts: Facts, *, gateway: Gateway, limits: Limits) -> None:
     """The PVCs of pending pods and the PVs bound to them, by name: a PV's node affinity pins a pod to
-    a zone that the NodePool may not offer."""
+    a zone that the NodePool may not offer. An unbound claim's events say why it is not bound (one
+    request per claim, capped like the claims)."""
     wanted = list(dict.fromkeys((p.namespace, c) for p in facts.pending_pods() for c in _claims(p)))
     if len(wanted) > limits.max_claims:
         facts.gaps.append(f"Volumes: read {limits.max_claims} of {len(wanted)} PersistentVolumeClaims of the pending pods.")
@@ -586,6 +590,9 @@ def _gather_volumes(facts: Facts, *, gateway: Gateway, limits: Limits) -> None:
         if pvc is None:
             continue
         facts.volumes[f"pvc/{ns}/{name}"] = pvc
+        if (pvc.get("status") or {}).get("phase") != "Bound":  # a bound claim's provisioning is over
+            facts.volume_events[f"pvc/{ns}/{name}"] = _read(facts, "events", lambda: gateway.events_for(
+                kind="PersistentVolumeClaim", name=name, namespace=ns, max_items=MAX_CLAIM_EVENTS), [])
         bound = (pvc.get("spec") or {}).get("volumeName")
         if bound and f"pv/{bound}" not in facts.volumes:
             pv = _read(facts, "volumes", lambda: gateway.get_pv(bound), None)

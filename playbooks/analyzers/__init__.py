@@ -10,9 +10,12 @@ def register_all(registry: Registry) -> None:
     from playbooks.analyzers import (
         affinity, crash_loop, disruption, gpu, nccl, nodes, pending, signals, topology, training, waiting,
     )
+    from playbooks.analyzers import containers, volumes
 
     registry.register("waiting", waiting.analyze)
     registry.register("pending", pending.analyze)
+    registry.register("containers", containers.analyze)
+    registry.register("volumes", volumes.analyze)
     registry.register("topology", topology.analyze)
     registry.register("pod-affinity", affinity.analyze)
     registry.register("disruption", disruption.analyze)

@@ -83,7 +83,7 @@ def _nodeclass(pod, nodepool, blocker, facts):
     detail = (f"NodePool {name} uses {kind} {nc_name}, which is not Ready ({said}). Karpenter gets no instance types "
               f"from a NodeClass that is not Ready, so it launches nothing for this NodePool.")
     # the codes playbooks/signatures/karpenter_nodeclass.py gives the same conditions, so the two agree
-    code = "karpenter.subnet_problem" if cond.condition == "SubnetsReady" else "karpenter.node_registration_failed"
+    code = "karpenter.subnet_problem" if cond.condition == "SubnetsReady" else "karpenter.nodeclass_not_ready"
     fix = render_fix("nodeclass_not_ready.sh.j2", kind=kind, name=nc_name, resource=resource,
                      condition=cond.condition, reason=cond.reason)
     conditions = ((facts.nodeclasses.get(key) or {}).get("status") or {}).get("conditions") or []

@@ -208,10 +208,10 @@ def _conditions(facts: Facts):
     classes: set[str] = set()
     for name in sorted(_nodepools_in_play(facts)):
         nodepool = facts.nodepools[name]
+        ref = ((nodepool.get("spec") or {}).get("template") or {}).get("spec", {}).get("nodeClassRef") or {}
         for line, source in _condition_lines(nodepool, f"nodepool/{name}"):
             for sig in scan_line(line, source=source):
-                yield Located(sig, "nodepool")
-        ref = ((nodepool.get("spec") or {}).get("template") or {}).get("spec", {}).get("nodeClassRef") or {}
+                yield Located(_naming(sig, ref.get("name")), "nodepool")
         classes.add(f"{ref.get('group', '')}/{ref.get('name', '')}")
     # aws/karpenter-provider-aws pkg/apis/v1/ec2nodeclass_status.go: AMIsReady, SubnetsReady,
     # SecurityGroupsReady, InstanceProfileReady, ValidationSucceeded; a NodeClass not Ready makes its
@@ -220,7 +220,14 @@ def _conditions(facts: Facts):
         kind = "ec2nodeclass" if key.startswith("karpenter.k8s.aws/") else "nodeclass"
         for line, source in _condition_lines(facts.nodeclasses[key], f"{kind}/{key.split('/', 1)[1]}"):
             for sig in scan_line(line, source=source):
-                yield Located(sig, "nodeclass")
+                yield Located(_naming(sig, key.split("/", 1)[1]), "nodeclass")
+
+
+def _naming(sig: Signal, nodeclass: str | None) -> Signal:
+    """A NodeClass condition names no object in its text: the fix must name the class the cluster has."""
+    if sig.code != "karpenter.nodeclass_not_ready" or not nodeclass:
+        return sig
+    return replace(sig, fields={**sig.fields, "nodeclass": nodeclass})
 
 
 def _condition_lines(obj: dict, ref: str, *, skip_unknown: bool = False):

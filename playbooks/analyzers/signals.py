@@ -18,16 +18,16 @@ from dataclasses import dataclass
 
 from datetime import datetime
 
-from playbooks.analyzers.evidence import event_component
 from playbooks.analyzers.history import settled
 from playbooks.analyzers.launches import launching_instead, nodepool_of
+from playbooks.analyzers import unrecognised
 from playbooks.analyzers.scan import Located, signals
 from playbooks.analyzers.fixes import known_names
 from playbooks.explain import fix_context, template_for
 from playbooks.facts import Facts
 from playbooks.fixes import render_fix
 from playbooks.model import CONFIDENCES, SEVERITIES, Evidence, Finding
-from playbooks.signatures import Signal, scan_line
+from playbooks.signatures import Signal
 from playbooks.signatures.details import View, describe
 
 PROVISIONING_PREFIXES = ("scheduling.", "karpenter.", "efa.resource_unavailable")
@@ -74,17 +74,9 @@ def analyze(facts: Facts):
 
 
 def _note_unrecognised(facts: Facts) -> None:
-    """Warnings about pending pods that no signature knows: never dropped, quoted as they are."""
-    unmatched: list[tuple[str, str, str]] = facts.cache.setdefault("unrecognised", [])
-    for pod in facts.pending_pods():
-        for event in pod.events:
-            message = (event.get("message") or event.get("note") or "").strip()
-            if event.get("type") != "Warning" or not message or scan_line(message, source=""):
-                continue
-            who = event_component(event) or "the cluster"
-            unmatched.append((pod.name, who, message))
-            facts.gaps.append(f"{who} said something about {pod.name} that gpubot does not recognise, quoted as it is: "
-                              f"{event.get('reason', '')}: {message[:300]}")
+    """Warnings no signature knows, about the target, its owner, its volumes and its node: never dropped,
+    quoted as they are (analyzers/unrecognised.py)."""
+    unrecognised.note(facts)
 
 
 def _context(facts: Facts) -> _Context:
@@ -167,6 +159,11 @@ def _weigh(loc: Located, facts: Facts, context: _Context) -> Weight | None:
     unconfirmed = aside = False
     if sig.code == "image.slow_pull" and loc.pod is not None and settled(loc.pod.pod):
         return Weight("info")  # the pull slowed a start-up that is long over
+    if sig.code == "image.pull_failed" and loc.origin == "event" and loc.pod is not None and settled(loc.pod.pod):
+        # the image is on the node and the container has run from it for an hour: with IfNotPresent the kubelet
+        # never pulls it again for this pod (kubernetes/kubernetes pkg/kubelet/images/image_manager.go
+        # EnsureImageExists returns early when the image is present)
+        return Weight("info", history="a failed pull before the container started; it has run an hour since")
     if loc.history and severity != "info":
         return Weight("info", history=loc.history)
     if _provisioning(sig.code) and severity != "info":

@@ -125,7 +125,7 @@ from playbooks.failures import lines as failure_lines
 from playbooks.fix_values import is_dns1123_label, is_dns1123_subdomain
 from playbooks.signatures import (
     containers, crash_loop, cuda_oom, efa, elastic, gating, gpu, gpu_health, images, karpenter, nccl, nccl_usage,
-    nodes, nvidia_smi, scheduling, shm, storage, training, training_code,
+    nodes, nvidia_smi, scheduling, shm, storage, training, training_code, volumes,
 )
 from playbooks.signatures.model import Hit, Rule, Signal, trim
 from playbooks.signatures.prefilter import anchors
@@ -152,6 +152,7 @@ LINE_RULES: tuple[Rule, ...] = (
     *images.RULES,
     *containers.RULES,
     *storage.RULES,
+    *volumes.RULES,
 )
 # Rules that run on a part of a line rather than the whole line (documentation and tests).
 PART_RULES: tuple[Rule, ...] = (*scheduling.REASONS, *karpenter.SEGMENT_RULES)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from playbooks import linear
 from playbooks.signatures.model import Rule, Verdict
+from playbooks.signatures.karpenter_nodeclass import VALIDATION_REASONS
 
 _TYPES = (
     "Launched|Registered|Initialized|MachineLaunched|MachineRegistered|MachineInitialized"
@@ -121,8 +122,10 @@ def _nodeclaim_condition(fields: dict[str, str], text: str) -> Verdict | None:
         if "ubnet" in text:
             return Verdict(code="karpenter.subnet_problem", severity="error", confidence="medium",
                            title="Karpenter: the NodePool's NodeClass is not ready (subnets)", fields={**extra, "problem": "NodeClass not ready"})
-        return Verdict(severity="error", confidence="medium",
+        return Verdict(code="karpenter.nodeclass_not_ready", severity="error", confidence="medium",
                        title="Karpenter: the NodePool's NodeClass is not ready ({reason}): nothing can launch", fields=extra)
+    if kind == "ValidationSucceeded" and reason in (*VALIDATION_REASONS, "DependenciesNotReady"):
+        return None  # the EC2NodeClass's own validation: karpenter_nodeclass.py
     if kind == "ValidationSucceeded":
         # An invalid NodePool is ignored by the provisioner: it offers no instance type at all.
         return Verdict(code="karpenter.no_instance_type", severity="error", confidence="medium",

@@ -135,6 +135,7 @@ RULES: tuple[Rule, ...] = (
         confidence="medium",
         title="VPC CNI (ipamd) is not authorized to call EC2: nodes stay NotReady",
         keywords=("UnauthorizedOperation",),
+        unless=("could not create volume", "failed to provision volume"),  # the EBS CSI driver: volumes.py
         extract=(linear.compile(r"(?P<operation>(?:AssignPrivateIpAddresses|AttachNetworkInterface|CreateNetworkInterface|DescribeNetworkInterfaces|DescribeInstances|CreateTags|AssignIpv6Addresses)\b)"),),
         refine=lambda f, t: Verdict(fields={"problem": "UnauthorizedOperation"}),
         fields_doc="problem (UnauthorizedOperation), operation (EC2 API call, when named)",

@@ -16,6 +16,7 @@ import yaml
 from playbooks.codes import CODES
 from tests.conftest import point_cli_at
 from tests.e2e import live_signals as live
+from tests.e2e import live_nodeclass
 from tests.e2e.live_signals import line_for
 
 # code -> how the cluster shows it (a function of code and line) and which LINES line (index) it uses
@@ -77,6 +78,9 @@ PLACEMENTS = {
     # kubelet's Failed events on a pod whose container cannot start
     "image.pull_failed": (live.starting_pod_event, 0),
     "container.config_error": (live.starting_pod_event, 0),
+    # the CSI provisioner's event on a Pending pod's claim; an EC2NodeClass condition of the pod's NodePool
+    "storage.provisioning_failed": (live_nodeclass.claim_event, 0),
+    "karpenter.nodeclass_not_ready": (live_nodeclass.nodeclass_condition, 0),
 }
 
 # Codes with no live signal in a cluster: why, one line each.

@@ -415,4 +415,38 @@ LINES: list[tuple[str, str, dict[str, str]]] = [
         "[2026-11-25 23:58:32] vm:964:964 [0] bootstrap.cc:114 NCCL WARN Bootstrap : no socket interface found",
         {"host": "vm"},
     ),
+    # kubernetes-sigs/aws-ebs-csi-driver#963 / #1449: the CSI provisioner's event on the claim
+    (
+        "storage.provisioning_failed",
+        '  Warning  ProvisioningFailed  2m (x9 over 14m)  ebs.csi.aws.com_ebs-csi-controller-6c8b7f5d9c-x2kqz_0a1b2c3d  failed to provision volume with StorageClass "gp3-encrypted": rpc error: code = Internal desc = Could not create volume "pvc-3f1c9a2e-77d4-4b8e-9a51-2f0c6d1e8b40": could not create volume in EC2: UnauthorizedOperation: You are not authorized to perform this operation.',
+        {"storageclass": "gp3-encrypted", "problem": "unauthorized", "volume": "pvc-3f1c9a2e-77d4-4b8e-9a51-2f0c6d1e8b40"},
+    ),
+    # kubernetes/kubernetes pkg/scheduler/framework/plugins/volumebinding/binder.go, on the pod
+    (
+        "storage.provisioning_failed",
+        '  Warning  FailedScheduling  40s  default-scheduler  running PreBind plugin "VolumeBinding": binding volumes: provisioning failed for PVC "llama-ckpt"',
+        {"pvc": "llama-ckpt", "problem": "rescheduled"},
+    ),
+    # pkg/controller/volume/persistentvolume/pv_controller.go syncUnboundClaim
+    (
+        "storage.provisioning_failed",
+        "  Normal  FailedBinding  16s (x42 over 10m)  persistentvolume-controller  no persistent volumes available for this claim and no storage class is set",
+        {"problem": "no_storage_class"},
+    ),
+    # aws/karpenter-provider-aws v1.6+ pkg/controllers/nodeclass/ami.go with pkg/providers/amifamily/ami.go
+    (
+        "karpenter.nodeclass_not_ready",
+        "AMIsReady  False  UnsupportedAlias  AL2 aliases are no longer supported on EKS 1.33+ (see https://docs.aws.amazon.com/eks/latest/userguide/kubernetes-versions-standard.html#kubernetes-1-33)",
+        {"condition": "AMIsReady", "status": "False", "reason": "UnsupportedAlias"},
+    ),
+    (
+        "karpenter.nodeclass_not_ready",
+        "SecurityGroupsReady  False  SecurityGroupsNotFound  SecurityGroupSelector did not match any SecurityGroups",
+        {"condition": "SecurityGroupsReady", "reason": "SecurityGroupsNotFound"},
+    ),
+    (
+        "karpenter.nodeclass_not_ready",
+        "ValidationSucceeded  False  CreateFleetAuthCheckFailed  Controller isn't authorized to call ec2:CreateFleet",
+        {"condition": "ValidationSucceeded", "reason": "CreateFleetAuthCheckFailed"},
+    ),
 ]

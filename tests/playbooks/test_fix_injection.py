@@ -114,6 +114,10 @@ SHAPES: dict[str, Callable[[str], list[dict]]] = {
     "generic/karpenter.insufficient_capacity.yaml.j2": lambda v: [{"problem": "AsgInstanceLaunchFailures"}, {}],
     "generic/karpenter.no_instance_type.sh.j2": lambda v: [{}],
     "generic/karpenter.node_registration_failed.sh.j2": lambda v: [{"reason": "StartupTaintsExist"}, {}],
+    "generic/karpenter.nodeclass_not_ready.sh.j2": lambda v: [
+        {"reason": "UnsupportedAlias", "condition": "AMIsReady"}] + [
+        {"condition": c, "reason": "x"} for c in ("AMIsReady", "SecurityGroupsReady", "InstanceProfileReady",
+                                                   "ValidationSucceeded")] + [{"nodeclass": ABSENT}, {}],
     "generic/karpenter.nodepool_limit_reached.yaml.j2": lambda v: [{"resource": "cpu"}, {}],
     "generic/karpenter.offering_unavailable_in_zone.sh.j2": lambda v: [{}],
     "generic/karpenter.provisioning.sh.j2": lambda v: [{}],
@@ -134,6 +138,9 @@ SHAPES: dict[str, Callable[[str], list[dict]]] = {
     "generic/scheduling.topology_spread.yaml.j2": lambda v: [{}],
     "generic/scheduling.untolerated_taint.yaml.j2": lambda v: [{"key": "CriticalAddonsOnly"}, {}],
     "generic/scheduling.volume_zone_conflict.yaml.j2": lambda v: [{}],
+    "generic/storage.provisioning_failed.sh.j2": lambda v: [
+        {"problem": p} for p in ("unauthorized", "kms", "no_storage_class", "missing_storage_class", "capacity",
+                                 "invalid_parameter")] + [{"pvc": ABSENT, "storageclass": ABSENT, "problem": "capacity"}, {}],
     "generic/storage.disk_full.yaml.j2": lambda v: [
         {"problem": "node disk", "scope": ABSENT}, {"scope": "emptyDir"}, {"scope": "container"},
         {"scope": ABSENT, "reason": ABSENT, "problem": "no space"}, {"scope": ABSENT, "reason": ABSENT, "path": ABSENT, "limit": ABSENT}],
@@ -151,7 +158,8 @@ SHAPES: dict[str, Callable[[str], list[dict]]] = {
                                    per_node=lambda v: 8, nodes=lambda v: 2, requested=lambda v: 16),
     "nccl_peer.sh.j2": lambda v: [{}, {"peer": None, "peer_node": None}],
     "node_selector.yaml.j2": _owners(lambda v: {"nodeSelector": {"example.com/accelerator": v}}),
-    "nodeclass_not_ready.sh.j2": lambda v: [{"condition": "SubnetsReady"}, {"reason": ""}],
+    "nodeclass_not_ready.sh.j2": lambda v: [{"condition": "SubnetsReady"}, {"reason": ""},
+                                            {"condition": "AMIsReady", "reason": "UnsupportedAlias"}],
     "nodeclass_ami.yaml.j2": lambda v: [{"custom": False, "alias": "al2023@latest"},
                                         {"custom": True, "nodeclass": ABSENT, "nodeclaim": ABSENT, "ami_family": ABSENT}],
     "nodepool_limit.yaml.j2": lambda v: [{"limits": {"cpu": "1000", "nvidia.com/gpu": "64", f"example.com/{v}": "1"},

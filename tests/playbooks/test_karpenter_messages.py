@@ -141,7 +141,7 @@ MESSAGES: list[tuple[str, str, str, str, dict[str, str]]] = [
      "karpenter.node_registration_failed", {}),
     ("v1.0-v1.14", f"{KS} pkg/controllers/nodepool/readiness/controller.go",
      "NodeClassReady  False  NodeClassNotFound  NodeClass not found on cluster",
-     "karpenter.node_registration_failed", {"reason": "NodeClassNotFound"}),
+     "karpenter.nodeclass_not_ready", {"reason": "NodeClassNotFound"}),
     ("v1.0-v1.14", f"{KS} pkg/controllers/nodepool/validation",
      '{"type":"ValidationSucceeded","status":"False","reason":"NodePoolValidationFailed","message":"label domain \\"kubernetes.io\\" is restricted"}',
      "karpenter.no_instance_type", {"condition": "ValidationSucceeded"}),

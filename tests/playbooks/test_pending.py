@@ -198,9 +198,9 @@ def test_ec2nodeclass_not_ready():
         {"type": "Ready", "status": "False", "reason": "UnhealthyDependents", "message": "AMIsReady=False"}]}}
     facts = _facts(_pod(), _nodepool(), types=G5, nodeclasses={"karpenter.k8s.aws/default": nodeclass})
     found = _run(facts)
-    assert [f.code for f in found] == ["karpenter.node_registration_failed"]
+    assert [f.code for f in found] == ["karpenter.nodeclass_not_ready"]
     assert "AMISelector did not match any AMIs" in found[0].title and found[0].confidence == "high"
-    assert facts.cache["pending_codes"]["trainer-0"] == {"karpenter.node_registration_failed"}
+    assert facts.cache["pending_codes"]["trainer-0"] == {"karpenter.nodeclass_not_ready"}
 
 
 def test_nodepool_existence_is_not_claimed_when_nodepools_were_not_read():

@@ -116,6 +116,12 @@ class Facts:
     nodeclaim_events: dict[str, list[dict]] = field(default_factory=dict)
     nodepools: dict[str, dict] = field(default_factory=dict)
     nodeclaims: dict[str, dict] = field(default_factory=dict)
+    # Pods of the job already deleted (evicted with an interrupted or disrupted node), found by the
+    # owner's naming in the namespace's recent events, which outlive them: pod name -> its events.
+    # Their nodes' and NodeClaims' events join node_events / nodeclaim_events; ``past`` names the nodes
+    # and NodeClaims known only from events (the job's pods ran on or were nominated to them earlier).
+    lost_pods: dict[str, list[dict]] = field(default_factory=dict)
+    past: set[str] = field(default_factory=set)
     nodeclasses: dict[str, dict] = field(default_factory=dict)  # "group/name" -> object
     karpenter_log: list[str] | None = None  # lines about this target; None: no controller in the cluster
     karpenter_source: str = "karpenter controller log"

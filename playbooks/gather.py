@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Protocol, TypeVar
 
+from playbooks import history_names
 from playbooks.facts import Facts, FactsUnavailable, PodFacts
 from playbooks.analyzers.owners import (
     JOBSET_NAME, OWNER_KINDS, WORKLOADS, Owner, owner_of_object, pod_owner, pod_selector,
@@ -77,6 +78,7 @@ class Gateway(Protocol):  # what the engine needs from bot.gateway.ClusterGatewa
     def pods_on_node(self, node_name: str, *, label_selector: str | None = None, max_items: int = 200) -> Listed: ...
     def events_for(self, *, kind: str, name: str, namespace: str | None, max_items: int = 200) -> list[dict]: ...
     def pod_log(self, namespace: str, name: str, *, container: str | None, previous: bool) -> str | None: ...
+    def recent_events(self, *, namespace: str, kind: str, max_items: int) -> Listed: ...
     def karpenter_namespaces(self) -> tuple[str, ...]: ...
     def karpenter_pods(self, namespace: str, *, max_items: int = 5) -> Listed: ...
     def karpenter_lease(self, namespace: str) -> dict | None: ...
@@ -182,8 +184,10 @@ def gather(target: Target, *, owner: dict | None, pod: dict | None, node: dict |
     _gather_nodepools(facts, gateway=gateway)
     _gather_nodeclaims(facts, gateway=gateway)
     _gather_nodeclasses(facts, gateway=gateway)
+    _gather_history(facts, gateway=gateway)
     step("reading the Karpenter controller log")
     _gather_karpenter(facts, gateway=gateway)
+    _gather_history_claims(facts, gateway=gateway)
     _gather_daemonsets(facts, gateway=gateway)
     _gather_device_plugins(facts, gateway=gateway)
     if facts.pending_pods():
@@ -471,6 +475,87 @@ def _nominated(facts: Facts) -> set[str]:
     return names
 
 
+# One page of recent events per kind: exactly one request each, whatever the cluster's size
+# (bot.gateway ClusterGateway.recent_events); a page that cuts is a gap.
+MAX_RECENT_EVENTS = 500
+
+
+def _history_owner(facts: Facts) -> tuple[str, str, tuple[str, ...]] | None:
+    """(workload key, name, replica types) whose naming the job's pods follow; None for a lone pod."""
+    if facts.target.kind in OWNER_KINDS:
+        key, name = facts.target.kind, facts.target.name
+    elif facts.target.kind == "pod" and facts.pods:
+        owner = pod_owner(facts.pods[0])
+        if owner.key == "pod":
+            return None
+        key, name = owner.key, owner.name
+    else:
+        return None
+    specs = WORKLOADS[key].replica_specs
+    types = tuple((((facts.owner or {}).get("spec") or {}).get(specs) or {}) if specs else ()) or WORKLOADS[key].replica_types
+    return key, name, types
+
+
+def _gather_history(facts: Facts, *, gateway: Gateway) -> None:
+    """Events of the job's pods that no longer exist, and of the nodes its pods ran on earlier: after a
+    spot interruption or a forced expiry, the evicted pod, its node and its NodeClaim are gone and only
+    their events remain (they outlive the objects by kube-apiserver's --event-ttl, 1 h by default).
+    At most two requests: the namespace's recent Pod events, and (when the pods name earlier nodes)
+    the recent Node events in ``default``, where events of cluster-scoped objects are recorded."""
+    owner = _history_owner(facts)
+    namespace = facts.target.namespace or (facts.pods[0].namespace if facts.pods else "")
+    if owner is None or not namespace or "events" in facts.unread:
+        return
+    pattern = history_names.pod_name_pattern(owner[0], owner[1], replica_types=owner[2])
+    if pattern is None:
+        return
+    listed = _read(facts, "events", lambda: gateway.recent_events(
+        namespace=namespace, kind="Pod", max_items=MAX_RECENT_EVENTS), None)
+    if listed is None:
+        return
+    _note_cap(facts, listed, what=f"recent pod events in {namespace}",
+              then="pods of the job deleted earlier may be missing from the history")
+    current = {p.name for p in facts.pods}
+    for event in listed:
+        kind, name = history_names.event_object(event)
+        if kind == "Pod" and name not in current and pattern.match(name):
+            facts.lost_pods.setdefault(name, []).append(event)
+    events = [e for p in facts.pods for e in p.events] + [e for evs in facts.lost_pods.values() for e in evs]
+    earlier = history_names.nodes_named(events) - set(facts.node_events)
+    facts.past |= earlier | (history_names.claims_named(events) - set(facts.nodeclaims))
+    if earlier:
+        _recent_cluster_events(facts, gateway=gateway, kind="Node", names=earlier, into=facts.node_events)
+
+
+def _recent_cluster_events(facts: Facts, *, gateway: Gateway, kind: str, names: set[str],
+                           into: dict[str, list[dict]]) -> None:
+    listed = _read(facts, "events", lambda: gateway.recent_events(
+        namespace="default", kind=kind, max_items=MAX_RECENT_EVENTS), None)
+    if listed is None:
+        return
+    _note_cap(facts, listed, what=f"recent {kind} events", then=f"events of earlier {kind}s of the job may be missing")
+    for event in listed:
+        got, name = history_names.event_object(event)
+        if got == kind and name in names:
+            into.setdefault(name, []).append(event)
+
+
+def _gather_history_claims(facts: Facts, *, gateway: Gateway) -> None:
+    """Events of NodeClaims the job used earlier (nominated in a pod's events, or named with an earlier
+    node in the controller log: "initiating delete from interruption message" carries both names).
+    One request, only when there are such NodeClaims."""
+    if not facts.past:
+        return
+    claims = {n for n in facts.past if n not in facts.node_events}
+    for line in facts.karpenter_log or []:
+        if any(node in line for node in facts.past & set(facts.node_events)):
+            claims.update(m.group("name") for m in _LOGGED_CLAIM.finditer(line))
+    claims -= set(facts.nodeclaim_events) | set(facts.nodeclaims)
+    facts.past |= claims
+    if claims:
+        _recent_cluster_events(facts, gateway=gateway, kind="NodeClaim", names=claims, into=facts.nodeclaim_events)
+
+
 def _image_version(pod: dict) -> str | None:
     """The controller image's tag ("public.ecr.aws/karpenter/controller:1.5.0@sha256:..." -> "1.5.0")."""
     containers = (pod.get("spec") or {}).get("containers") or []
@@ -491,7 +576,7 @@ def _about(line: str, facts: Facts) -> bool:
     for pod in facts.pods:
         if pod.name in line and pod.namespace in line:
             return True
-    for name in (*facts.nodes, *facts.nodeclaims):
+    for name in (*facts.nodes, *facts.nodeclaims, *facts.past):
         if name and name in line:
             return True
     return any(_standalone(np["metadata"]["name"]).search(line) for np in _relevant_nodepools(facts))

@@ -8,7 +8,7 @@ from playbooks.registry import Registry
 
 def register_all(registry: Registry) -> None:
     from playbooks.analyzers import (
-        affinity, crash_loop, disruption, gpu, nccl, nodes, pending, signals, topology, training, waiting,
+        affinity, crash_loop, disruption, gpu, interruption, nccl, nodes, pending, signals, topology, training, waiting,
     )
     from playbooks.analyzers import containers, volumes
 
@@ -18,6 +18,7 @@ def register_all(registry: Registry) -> None:
     registry.register("volumes", volumes.analyze)
     registry.register("topology", topology.analyze)
     registry.register("pod-affinity", affinity.analyze)
+    registry.register("interruption", interruption.analyze)
     registry.register("disruption", disruption.analyze)
     registry.register("nccl", nccl.analyze)
     registry.register("gpu-unhealthy", gpu.analyze_unhealthy)

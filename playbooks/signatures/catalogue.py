@@ -57,7 +57,12 @@ nodeclaim.registration                      karpenter.node_registration_failed  
 nodeclaim.resource_not_registered           karpenter.resource_not_registered       resource
 kubelet.out_of_resource                     karpenter.resource_not_registered       resource, requested, used, capacity
 karpenter.disrupting                        karpenter.disruption                    reason, method, node
-karpenter.spot_interruption                 karpenter.disruption                    reason
+karpenter.interrupted                       karpenter.interruption                  interruption
+karpenter.interruption_delete               karpenter.interruption                  interruption, nodeclaim, node
+karpenter.rebalance                         karpenter.interruption (info)           interruption
+karpenter.forced_termination                karpenter.disruption                    reason
+karpenter.evicted_reason                    karpenter.disruption                    reason
+karpenter.expired                           karpenter.disruption                    reason, nodeclaim, node
 karpenter.evicted                           karpenter.disruption                    reason
 karpenter.blocked                           karpenter.disruption (info)             blocker, blocker_kind, pod, pdb, budget_reason
 kubelet.no_healthy_devices                  gpu.unhealthy_device                    resource
@@ -124,7 +129,8 @@ from types import MappingProxyType
 from playbooks.failures import lines as failure_lines
 from playbooks.fix_values import is_dns1123_label, is_dns1123_subdomain
 from playbooks.signatures import (
-    containers, crash_loop, cuda_oom, efa, elastic, gating, gpu, gpu_health, images, karpenter, nccl, nccl_usage,
+    containers, crash_loop, cuda_oom, efa, elastic, gating, gpu, gpu_health, images, karpenter, karpenter_interruption,
+    nccl, nccl_usage,
     nodes, nvidia_smi, scheduling, shm, storage, training, training_code, volumes,
 )
 from playbooks.signatures.model import Hit, Rule, Signal, trim
@@ -136,6 +142,7 @@ LINE_RULES: tuple[Rule, ...] = (
     *gating.RULES,
     *scheduling.LINE_RULES,
     *karpenter.LINE_RULES,
+    *karpenter_interruption.RULES,
     *gpu.RULES,
     *gpu_health.RULES,
     *nvidia_smi.RULES,
@@ -249,7 +256,8 @@ def _unwrap_json(text: str) -> tuple[str, dict[str, str]]:
     # reason/command: disruption logs; type/status: a condition object (NodeClaim, Workload, Job);
     # instance-type/zone: Karpenter's "launched nodeclaim".
     parts += [
-        f"{k}={record[k]}" for k in ("reason", "command", "type", "status", "instance-type", "zone") if isinstance(record.get(k), str)
+        f"{k}={record[k]}" for k in ("reason", "command", "type", "status", "instance-type", "zone", "messageKind")
+        if isinstance(record.get(k), str)
     ]
     base = {}
     for field_name, keys in _JSON_NAMES:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from playbooks import hardware
 from playbooks import linear
-from playbooks.signatures import details_cluster, details_failures, details_gpu, details_volumes
+from playbooks.signatures import details_cluster, details_failures, details_gpu, details_history, details_volumes
 from playbooks.signatures.details_training import NEXT_STEPS as training_next_steps
 from playbooks.signatures.details_training import WRITERS as training_writers
 from playbooks.signatures.log_time import ALIKE_SECONDS, first_failure
@@ -989,7 +989,7 @@ NEXT_STEPS: dict[str, str] = {
 
 WRITERS.update(training_writers)
 NEXT_STEPS.update(training_next_steps)
-for _module in (details_gpu, details_cluster, details_failures, details_volumes):
+for _module in (details_gpu, details_cluster, details_failures, details_volumes, details_history):
     WRITERS.update(_module.WRITERS)
     NEXT_STEPS.update(_module.NEXT_STEPS)
 

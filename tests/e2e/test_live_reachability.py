@@ -53,6 +53,7 @@ PLACEMENTS = {
         "type": "Ready", "status": "Unknown", "reason": "NodeStatusUnknown",
         "message": "Kubelet stopped posting node status.", "lastHeartbeatTime": "-3m", "lastTransitionTime": "-2m"}), 1),
     "karpenter.disruption": (live.node_event, 0),
+    "karpenter.interruption": (live.node_event, 0),
     "gpu.xid_error": (live.node_event, 0),
     # a GPU node advertising no GPUs, and its device plugin's log
     "gpu.device_plugin_missing": (live.gpu_node_without_gpus, 0),

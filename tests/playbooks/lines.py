@@ -217,6 +217,43 @@ LINES: list[tuple[str, str, dict[str, str]]] = [
         "2023-05-01T10:00:00.000Z\tINFO\tcontroller.deprovisioning\tdeprovisioning via consolidation delete, terminating 1 machines ip-10-0-5-89.ec2.internal/p4d.24xlarge/on-demand",
         {"reason": "Consolidation delete"},
     ),
+    # karpenter.interruption: aws/karpenter-provider-aws pkg/controllers/interruption events/events.go and utils.go
+    (
+        "karpenter.interruption",
+        "  Warning  SpotInterrupted  2m  karpenter  Spot interruption warning was triggered",
+        {"interruption": "SpotInterrupted"},
+    ),
+    (
+        "karpenter.interruption",
+        "  Warning  InstanceStopping  1m  karpenter  Instance is stopping",
+        {"interruption": "InstanceStopping"},
+    ),
+    (
+        "karpenter.interruption",
+        "  Warning  InstanceUnhealthy  4m  karpenter  An unhealthy warning was triggered for the instance",
+        {"interruption": "InstanceUnhealthy"},
+    ),
+    (
+        "karpenter.interruption",
+        '{"level":"INFO","time":"2026-11-25T23:36:02.118Z","logger":"controller","message":"initiating delete from interruption message","commit":"b1a7f62","controller":"interruption","queue":"sft-karpenter","messageKind":"scheduled_change","NodeClaim":{"name":"g6e-spot-8hq2w"},"action":"CordonAndDrain","Node":{"name":"ip-10-42-33-58.eu-central-1.compute.internal"}}',
+        {"interruption": "ScheduledChange", "nodeclaim": "g6e-spot-8hq2w", "node": "ip-10-42-33-58.eu-central-1.compute.internal"},
+    ),
+    # forced termination and expiry: kubernetes-sigs/karpenter terminator/events/events.go, expiration/controller.go
+    (
+        "karpenter.disruption",
+        "  Normal   Evicted  40s  karpenter  Evicted pod: Drifted",
+        {"reason": "Drifted"},
+    ),
+    (
+        "karpenter.disruption",
+        "  Normal   Disrupted  7m  karpenter  Deleting the pod to accommodate the terminationTime 2026-11-25 23:44:10 +0000 UTC of the node. The pod was granted 30 seconds of grace-period of its 30 terminationGracePeriodSeconds. This bypasses the PDB of the pod and the do-not-disrupt annotation.",
+        {"reason": "TerminationGracePeriod"},
+    ),
+    (
+        "karpenter.disruption",
+        '{"level":"DEBUG","time":"2026-11-25T21:44:10.002Z","logger":"controller","message":"deleting expired nodeclaim","commit":"3c6ad2c","controller":"nodeclaim.expiration","NodeClaim":{"name":"p4d-pretrain-q7l4s"},"Node":{"name":"ip-10-8-91-140.ap-southeast-2.compute.internal"}}',
+        {"reason": "Expired", "nodeclaim": "p4d-pretrain-q7l4s"},
+    ),
     # gpu.*
     (
         "gpu.unhealthy_device",

@@ -112,6 +112,9 @@ SHAPES: dict[str, Callable[[str], list[dict]]] = {
     "generic/image.slow_pull.yaml.j2": lambda v: [{}],
     "generic/karpenter.disruption.yaml.j2": lambda v: [{}],
     "generic/karpenter.insufficient_capacity.yaml.j2": lambda v: [{"problem": "AsgInstanceLaunchFailures"}, {}],
+    "generic/karpenter.interruption.sh.j2": lambda v: [
+        {"interruption": i} for i in ("SpotInterrupted", "InstanceStopping", "InstanceTerminating", "ScheduledChange")] + [
+        {"interruption": "SpotInterrupted", "node": ABSENT, "nodeclaim": ABSENT}, {}],
     "generic/karpenter.no_instance_type.sh.j2": lambda v: [{}],
     "generic/karpenter.node_registration_failed.sh.j2": lambda v: [{"reason": "StartupTaintsExist"}, {}],
     "generic/karpenter.nodeclass_not_ready.sh.j2": lambda v: [
@@ -172,6 +175,7 @@ SHAPES: dict[str, Callable[[str], list[dict]]] = {
         {**c, "nodepools": [v], "unreachable": u} for c in _owners(lambda w: {"topologySpreadConstraints": [
             {"maxSkew": 1, "topologyKey": w, "whenUnsatisfiable": "ScheduleAnyway",
              "labelSelector": {"matchLabels": {"app": w}}}]})(v) for u in ([v], [])],
+    "nodepool_expiry.yaml.j2": lambda v: [{"method": "Expired"}, {"method": "TerminationGracePeriod"}],
     "training_disruption.yaml.j2": lambda v: [{"patches": [
         {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": v},
          "spec": {"disruption": {"consolidationPolicy": "WhenEmpty", "consolidateAfter": "10m"}}},

@@ -21,18 +21,18 @@ restart of the plugin changes that; the AMI must change.
 """
 from __future__ import annotations
 
-import re
+from playbooks import linear
 from dataclasses import dataclass
 
 # AMI names as the EKS and Bottlerocket builds publish them (the names EC2NodeClass status.amis lists):
 # amazon-eks-node-al2023-<arch>-<variant>-<k8s>-v<date>, amazon-eks-gpu-node-<k8s>-v<date> (AL2 accelerated),
 # amazon-eks-[arm64-]node-<k8s>-v<date> (AL2 standard), bottlerocket-aws-k8s-<k8s>[-nvidia]-<arch>-v<version>-<commit>.
-_AL2023 = re.compile(r"amazon-eks-node-al2023-(?P<arch>x86_64|arm64)-(?P<variant>standard|nvidia|neuron)-[\d.]+-(?P<version>v\d{8})")
-_AL2_GPU = re.compile(r"amazon-eks-gpu-node-[\d.]+-(?P<version>v\d{8})")
-_AL2_STANDARD = re.compile(r"amazon-eks-(?:arm64-)?node-\d+\.\d+-(?P<version>v\d{8})")
-_BOTTLEROCKET = re.compile(r"bottlerocket-aws-k8s-[\d.]+(?P<nvidia>-nvidia)?-(?:x86_64|aarch64)-(?P<version>v\d+\.\d+\.\d+)")
+_AL2023 = linear.compile(r"amazon-eks-node-al2023-(?P<arch>x86_64|arm64)-(?P<variant>standard|nvidia|neuron)-[\d.]+-(?P<version>v\d{8})")
+_AL2_GPU = linear.compile(r"amazon-eks-gpu-node-[\d.]+-(?P<version>v\d{8})")
+_AL2_STANDARD = linear.compile(r"amazon-eks-(?:arm64-)?node-\d+\.\d+-(?P<version>v\d{8})")
+_BOTTLEROCKET = linear.compile(r"bottlerocket-aws-k8s-[\d.]+(?P<nvidia>-nvidia)?-(?:x86_64|aarch64)-(?P<version>v\d+\.\d+\.\d+)")
 # node.status.nodeInfo.osImage on Bottlerocket names the variant: "Bottlerocket OS 1.26.2 (aws-k8s-1.31-nvidia)".
-_BOTTLEROCKET_OS = re.compile(r"Bottlerocket OS (?P<version>\d+\.\d+\.\d+) \(aws-k8s-[\d.]+(?P<nvidia>-nvidia)?\)")
+_BOTTLEROCKET_OS = linear.compile(r"Bottlerocket OS (?P<version>\d+\.\d+\.\d+) \(aws-k8s-[\d.]+(?P<nvidia>-nvidia)?\)")
 # What the device plugin (go-nvlib) and NVML say when libnvidia-ml is not on the node.
 NO_DRIVER_LINES = ("could not load NVML library", "libnvidia-ml.so.1: cannot open shared object file",
                    "ERROR_LIBRARY_NOT_FOUND", "NVML library not found")

@@ -40,11 +40,14 @@ def _render_empty(template: str):
         return None  # a value the caller always has (the analyzer that renders it holds the object)
 
 
-@pytest.mark.parametrize("template", template_names())
+# Templates an analyzer renders only with the object in hand need its values; every other one (all the
+# generic ones among them, see below) is rendered empty here.
+RENDERABLE = [t for t in template_names() if _render_empty(t) is not None]
+
+
+@pytest.mark.parametrize("template", RENDERABLE)
 def test_an_empty_context_invents_no_name(template: str) -> None:
     fix = _render_empty(template)
-    if fix is None:
-        pytest.skip("needs its caller's values")
     text = fix.summary + "\n" + fix.snippet
     found = {what for what, pattern in FORBIDDEN.items() if pattern.search(text)}
     assert not found, (template, found, text)

@@ -29,7 +29,7 @@ EXPECTED_FAMILIES = (
 
 # Only what bot.gateway.catalogue.parse_instance_type reads, in DescribeInstanceTypes' own shape, so
 # that the embedded catalogue and live EC2 answers go through one parser.
-KEEP = ("InstanceType", "VCpuInfo", "MemoryInfo", "ProcessorInfo", "GpuInfo", "NeuronInfo",
+KEEP = ("InstanceType", "VCpuInfo", "MemoryInfo", "ProcessorInfo", "GpuInfo", "NeuronInfo", "InstanceStorageInfo",
         "InferenceAcceleratorInfo", "NetworkInfo", "SupportedUsageClasses", "Hypervisor")
 KEEP_NETWORK = ("EfaSupported", "EfaInfo", "MaximumNetworkInterfaces", "Ipv4AddressesPerInterface",
                 "DefaultNetworkCardIndex", "NetworkCards", "MaximumNetworkCards")

@@ -16,7 +16,11 @@ Span = tuple[int, int]
 
 # Values that say nothing secret ("token: null", "password: <none>", "auth=true").
 _HARMLESS = frozenset({"null", "none", "nil", "true", "false", '""', "''", "<none>", "[redacted]", "***", "-",
-                       "<redacted>"})
+                       "<redacted>",
+                       # Prose after a key's name ("no key HF_TOKEN: the container cannot be created",
+                       # "API_KEY: not set"): a function word is never a credential.
+                       "the", "a", "an", "is", "are", "was", "not", "no", "missing", "required", "unset", "empty",
+                       "invalid", "expired", "denied", "unknown"})
 
 
 def apply(line: str, spans: Iterable[Span]) -> str:

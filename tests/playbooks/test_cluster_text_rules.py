@@ -204,7 +204,8 @@ def test_the_public_secret_key_case_is_read_whole() -> None:
     assert finding.code == "container.config_error"
     assert finding.title == "Secret aegis-secret-aegis-workload-demo has no key VALUE: the container cannot be created"
     assert "optional: true" in finding.detail
-    assert "kubectl describe secret \"$SECRET\" -n \"$NAMESPACE\"" in finding.fix.snippet
+    assert "kubectl describe secret \"$SECRET_NAME\" -n \"$NAMESPACE\"" in finding.fix.snippet
+    assert "SECRET_NAME=aegis-secret-aegis-workload-demo" in finding.fix.snippet  # a name, never masked
     assert "NAMESPACE=default" in finding.fix.snippet
 
 

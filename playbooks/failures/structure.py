@@ -92,9 +92,15 @@ def _what_hit(message: str) -> Hit:
                {"message": lines.quote(message), "kind": "C++ exception", "error_class": "unknown"})
 
 
+# Lines in a row that are neither frames nor an exception before a traceback is given up: a terminal
+# wraps a frame line into one or two such pieces, and another process's line may sit between two frames;
+# more in a row means the traceback's end is not in this stream.
+MAX_PIECES = 3
+
+
 def _traceback_end(text: str, mark: Mark, rank: str) -> tuple[int, str, str] | None:
     """(line number, raw line, exception line) that ends the traceback whose header is ``mark``."""
-    end, lineno = mark.end, mark.lineno
+    end, lineno, pieces = mark.end, mark.lineno, 0
     for _ in range(MAX_FRAMES):
         if end >= len(text):
             return None
@@ -103,17 +109,23 @@ def _traceback_end(text: str, mark: Mark, rank: str) -> tuple[int, str, str] | N
         end = len(text) if end < 0 else end
         lineno += 1
         raw = text[start:end]
+        if raw[:1] in (" ", "\t"):
+            pieces = 0
+            continue  # a frame or its source line (no prefix starts with a blank)
         removed = prefixes.remove(raw)
         if rank and removed.rank and removed.rank != rank:
             continue  # another rank's line interleaved with this traceback
         rest = removed.rest.rstrip()
         if not rest.strip() or rest[:1].isspace() or rest.lstrip().startswith("^"):
+            pieces = 0 if rest.strip() else pieces
             continue  # a frame, its source line, the caret line, or a blank
         if rest.startswith(TRACEBACK):
             return None  # another traceback began: this one was cut off
         if _is_exception_line(rest):
             return lineno, raw, rest
-        # else a piece of a frame line that a terminal wrapped to the next line: read on
+        pieces += 1  # a piece of a frame line that a terminal wrapped to the next line, or another record
+        if pieces > MAX_PIECES:
+            return None
     return None
 
 

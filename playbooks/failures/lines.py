@@ -95,6 +95,17 @@ _CONTAINER_EXIT = linear.compile(r"^Exit Code:\s{1,30}(?P<exit_code>[1-9]\d{0,2}
 _LIBRARY_STATUS = linear.compile(r"\b(?P<name>(?:CUBLAS|CUDNN)_STATUS_[A-Z_]{2,60})\b")
 
 
+# Where a message names an upstream error, in the order they are tried: (pattern, group, table lookup, kind).
+_NAMED = (
+    (_CUDA_MESSAGE, "message", lambda said: tables.cuda_error(said.rstrip(".")), "CUDA error"),
+    (_NCCL_CUDA, "message", lambda said: tables.cuda_error(said.rstrip(".")), "CUDA error"),
+    (_CUDA_NAME, "name", tables.cuda_error, "CUDA error"),
+    (_NCCL_WARN, "message", tables.nccl_warning, "NCCL warning:"),
+    (_NCCL_NAME, "name", tables.nccl_result, "NCCL result"),
+    (_NCCL_ERROR_IN, "message", tables.nccl_result, "NCCL result"),
+)
+
+
 def scan(text: str, base: dict[str, str]) -> Iterator[Hit]:
     """The catalogue's unit: at most one Hit for a line that carries a failure."""
     line = prefixes.split(text)
@@ -183,32 +194,14 @@ def _inside(text: str, exc_type: str) -> Hit | None:
     hit = messages.classify(text)
     if hit is not None:
         return Hit(hit.code, hit.severity, hit.confidence, hit.title, {**prefix, "message": quote(said), **hit.fields})
-    for pattern in (_CUDA_MESSAGE, _NCCL_CUDA):
+    for pattern, group, lookup, kind in _NAMED:
         found = pattern.search(text)
-        if found is not None:
-            entry = tables.cuda_error(found.group("message").strip().rstrip("."))
-            if entry is not None:
-                return entry_hit(entry, "CUDA error", said, prefix)
-    found = _CUDA_NAME.search(text)
-    if found is not None:
-        entry = tables.cuda_error(found.group("name"))
+        if found is None:
+            continue
+        entry = lookup(found.group(group).strip())
         if entry is not None:
-            return entry_hit(entry, "CUDA error", said, prefix)
-    found = _NCCL_WARN.search(text)
-    if found is not None:
-        entry = tables.nccl_warning(found.group("message").strip())
-        if entry is not None:
-            return entry_hit(entry, "NCCL warning:", said, prefix)
-    found = _NCCL_NAME.search(text)
-    if found is not None:
-        entry = tables.nccl_result(found.group("name"))
-        if entry is not None:
-            return entry_hit(entry, "NCCL result", said, prefix)
-    found = _NCCL_ERROR_IN.search(text)
-    if found is not None:
-        entry = tables.nccl_result(found.group("message"))
-        if entry is not None:
-            return entry_hit(entry, "NCCL result", said, {**prefix, "where": found.group("where")})
+            where = {"where": found.group("where")} if "where" in found.groupdict() else {}
+            return entry_hit(entry, kind, said, {**prefix, **where})
     hit = _process_end(text, said, prefix)
     if hit is not None:
         return hit

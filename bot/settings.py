@@ -6,6 +6,8 @@ from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Mapping
 
+from bot.durations import DurationError, parse_duration
+
 
 class SettingsError(ValueError):
     """A setting has a value we cannot use; the message names the variable."""
@@ -94,6 +96,15 @@ class Settings:
     lease_retry_period: float = 2.0
     # This replica's name in the Lease; None: the pod name (POD_NAME) or the host name.
     identity: str | None = None
+    # Logs: one JSON object per line ("json") or text for a terminal ("text"), at this level.
+    log_format: str = "text"
+    log_level: str = "INFO"
+    # Seconds after which resolved incidents, alerts and delivery records are pruned (0: keep forever).
+    retention_incidents: float = 90 * 86400.0
+    retention_alerts: float = 90 * 86400.0
+    retention_deliveries: float = 14 * 86400.0
+    # Button keys, newest first: the first signs, any verifies (GPUBOT_BUTTON_KEYS; GPUBOT_BUTTON_KEY is one key).
+    button_keys: tuple[str, ...] = ()
 
     def require_slack(self) -> None:
         """Fail at start-up, naming the variable, rather than on the first Slack request."""
@@ -212,7 +223,7 @@ def _read(env: Mapping[str, str]) -> Settings:
         shutdown_grace=_float(env, "GPUBOT_SHUTDOWN_GRACE", 20.0),
         database_url=env.get("GPUBOT_DATABASE_URL") or _default_database(env),
         policy_path=env.get("GPUBOT_POLICY") or None,
-        button_key=_button_key(env),
+        button_key=(_button_keys(env) or (None,))[0],
         button_ttl=_float(env, "GPUBOT_BUTTON_TTL", 7 * 24 * 3600.0),
         cluster_name=env.get("GPUBOT_CLUSTER_NAME") or None,
         socket_ping_interval=_float(env, "GPUBOT_SOCKET_PING_INTERVAL", 3.0),
@@ -227,7 +238,48 @@ def _read(env: Mapping[str, str]) -> Settings:
         lease_renew_deadline=_float(env, "GPUBOT_LEASE_RENEW_DEADLINE", 10.0),
         lease_retry_period=_float(env, "GPUBOT_LEASE_RETRY_PERIOD", 2.0),
         identity=env.get("POD_NAME") or None,
+        log_format=_choice(env, "GPUBOT_LOG_FORMAT", "text", ("text", "json")),
+        log_level=_choice(env, "GPUBOT_LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")).upper(),
+        retention_incidents=_retention(env, "GPUBOT_RETENTION_INCIDENTS", 90 * 86400.0),
+        retention_alerts=_retention(env, "GPUBOT_RETENTION_ALERTS", 90 * 86400.0),
+        retention_deliveries=_retention(env, "GPUBOT_RETENTION_DELIVERIES", 14 * 86400.0),
+        button_keys=_button_keys(env),
     )
+
+
+def _choice(env: Mapping[str, str], name: str, default: str, choices: tuple[str, ...]) -> str:
+    raw = (env.get(name) or default).strip()
+    for choice in choices:
+        if raw.lower() == choice.lower():
+            return choice
+    raise SettingsError(f"{name} must be one of {', '.join(choices)}, got {raw!r}")
+
+
+def _retention(env: Mapping[str, str], name: str, default: float) -> float:
+    raw = env.get(name)
+    if raw in (None, ""):
+        return default
+    try:
+        value = parse_duration(raw, name=name, bare_seconds=True).total_seconds()
+    except DurationError as exc:
+        raise SettingsError(f"{exc} (0 keeps forever)") from None
+    if value < 0:
+        raise SettingsError(f"{name} cannot be negative (0 keeps forever), got {raw!r}")
+    return value
+
+
+def _button_keys(env: Mapping[str, str]) -> tuple[str, ...]:
+    """GPUBOT_BUTTON_KEYS, newest first; else GPUBOT_BUTTON_KEY alone; else () (derived from the signing secret)."""
+    raw = env.get("GPUBOT_BUTTON_KEYS") or ""
+    keys = tuple(key.strip() for key in raw.split(",") if key.strip())
+    if not keys:
+        single = _button_key(env)
+        return (single,) if single else ()
+    for position, key in enumerate(keys, 1):
+        if len(key) < 32:
+            raise SettingsError(f"GPUBOT_BUTTON_KEYS: key {position} (newest first) must be at least 32 characters "
+                                "(e.g. `openssl rand -hex 32`)")
+    return keys
 
 
 def _share(env: Mapping[str, str]) -> float:

@@ -44,6 +44,18 @@ class PayloadError(UserError):
 
 SEAL_PREFIX = "g1."
 _KEY_LABEL = b"gpubot button values v1"
+HEX_KEY = "hex:"  # a key given as raw bytes: how the derived key is written into GPUBOT_BUTTON_KEYS
+
+
+def key_bytes(text: str) -> bytes:
+    """A key from GPUBOT_BUTTON_KEY(S): ``hex:<bytes as hex>`` (a derived key), else the text's UTF-8."""
+    return bytes.fromhex(text[len(HEX_KEY):]) if text.startswith(HEX_KEY) else text.encode("utf-8")
+
+
+def derived_key(settings) -> bytes | None:
+    """The key derived from the Slack app's secret (signing secret, else app token, else bot token)."""
+    secret = settings.slack_signing_secret or settings.slack_app_token or settings.slack_bot_token
+    return hmac.new(secret.encode("utf-8"), _KEY_LABEL, hashlib.sha256).digest() if secret else None
 
 
 class Signer:
@@ -55,27 +67,37 @@ class Signer:
     refused before it is parsed.
     """
 
-    def __init__(self, key: bytes, *, ttl: float, clock: Callable[[], float] = time.time) -> None:
-        if len(key) < 32:
+    def __init__(self, key: bytes, *, ttl: float, clock: Callable[[], float] = time.time,
+                 older: tuple[bytes, ...] = ()) -> None:
+        """``key`` signs; ``older`` keys (a rotation's previous ones) still verify what they signed."""
+        if any(len(k) < 32 for k in (key, *older)):
             raise ValueError("a button signing key needs at least 32 bytes")
         self._key = key
+        self._keys = (key, *older)
         self.ttl = ttl
         self._clock = clock
 
     @classmethod
     def from_settings(cls, settings) -> "Signer":
-        """GPUBOT_BUTTON_KEY, else a key derived from the Slack app's own secret, so every replica of one
-        app agrees without another secret to distribute; else (no secret at all) one per process."""
-        if settings.button_key:
-            key = settings.button_key.encode("utf-8")
-        else:
-            secret = settings.slack_signing_secret or settings.slack_app_token or settings.slack_bot_token
-            key = hmac.new(secret.encode("utf-8"), _KEY_LABEL, hashlib.sha256).digest() if secret else os.urandom(32)
-        return cls(key, ttl=settings.button_ttl)
+        """GPUBOT_BUTTON_KEYS (newest signs, all verify) or GPUBOT_BUTTON_KEY, else a key derived from the
+        Slack app's own secret, so every replica of one app agrees without another secret to distribute;
+        else (no secret at all) one per process."""
+        keys = tuple(getattr(settings, "button_keys", ()) or ()) or ((settings.button_key,) if settings.button_key else ())
+        if keys:
+            newest, *older = (key_bytes(k) for k in keys)
+            return cls(newest, ttl=settings.button_ttl, older=tuple(older))
+        key = derived_key(settings)
+        return cls(key if key is not None else os.urandom(32), ttl=settings.button_ttl)
 
-    def _mac(self, payload: str) -> str:
-        digest = hmac.new(self._key, payload.encode("ascii"), hashlib.sha256).digest()
+    def _mac(self, payload: str, key: bytes | None = None) -> str:
+        digest = hmac.new(key or self._key, payload.encode("ascii"), hashlib.sha256).digest()
         return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
+
+    def _verifies(self, payload: str, mac: str) -> bool:
+        given = mac.encode("ascii", "replace")
+        # Every key is tried (no early exit), so the time taken does not say which key matched.
+        matched = [hmac.compare_digest(given, self._mac(payload, key).encode("ascii")) for key in self._keys]
+        return any(matched)
 
     def seal(self, value: str, *, action: str, conversation: str | None) -> str:
         """``conversation``: the channel the value is posted in (None: a user's DM or App Home, checked
@@ -93,7 +115,7 @@ class Signer:
         if not isinstance(sealed, str) or len(sealed) > MAX_VALUE or not sealed.startswith(SEAL_PREFIX):
             raise PayloadError("this button was not sent by gpubot")
         payload, _, mac = sealed[len(SEAL_PREFIX):].partition(".")
-        if not payload or not hmac.compare_digest(mac.encode("ascii", "replace"), self._mac(payload).encode("ascii")):
+        if not payload or not self._verifies(payload, mac):
             raise PayloadError("this button was not sent by gpubot")
         try:
             body = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))

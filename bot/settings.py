@@ -1,110 +1,211 @@
-"""Typed settings, read from the environment once by whoever starts the program (CLI, app factory)."""
+"""Typed settings, read from the environment once by whoever starts the program (CLI, app factory).
+
+Each field of ``Settings`` carries its environment variable(s), a one-line help and its parser, so the
+loader, ``gpubot serve --help`` and the README's table are generated from this one model
+(bot/settings_help.py). A frozen dataclass rather than pydantic-settings: several variables have
+fallbacks outside the GPUBOT_ prefix (AWS_DEFAULT_REGION, POD_NAMESPACE), defaults computed from other
+variables (the Slack mode, the SQLite path) and one-line errors that name the variable and what to do;
+pydantic-settings would need a custom source and an error translator for each of those.
+"""
 from __future__ import annotations
 
 import os
+from dataclasses import MISSING, dataclass, field, fields
+from datetime import timedelta
 from pathlib import Path
-from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Any, Callable, Mapping
 
-from bot.durations import DurationError, parse_duration
+from bot.durations import DurationError, format_duration, parse_duration
 
 
 class SettingsError(ValueError):
     """A setting has a value we cannot use; the message names the variable."""
 
 
+Parser = Callable[[str, str], Any]
+
+
+def _text(raw: str, name: str) -> str:
+    return raw
+
+
+def _seconds(raw: str, name: str) -> float:
+    """A positive duration (``90s``, ``1h30m``, ``7d``) or, as before durations were read, plain seconds."""
+    try:
+        value = parse_duration(raw, name=name, bare_seconds=True).total_seconds()
+    except DurationError as exc:
+        raise SettingsError(str(exc)) from None
+    if value <= 0:
+        raise SettingsError(f"{name} must be positive, got {raw!r}")
+    return value
+
+
+def _retention(raw: str, name: str) -> float:
+    try:
+        value = parse_duration(raw, name=name, bare_seconds=True).total_seconds()
+    except DurationError as exc:
+        raise SettingsError(f"{exc} (0 keeps forever)") from None
+    if value < 0:
+        raise SettingsError(f"{name} cannot be negative (0 keeps forever), got {raw!r}")
+    return value
+
+
+def _integer(minimum: int = 0) -> Parser:
+    def parse(raw: str, name: str) -> int:
+        try:
+            value = int(raw)
+        except ValueError:
+            raise SettingsError(f"{name} must be an integer, got {raw!r}") from None
+        if value < minimum:
+            raise SettingsError(f"{name} must be at least {minimum}, got {raw!r}")
+        return value
+    parse.minimum = minimum  # type: ignore[attr-defined]
+    return parse
+
+
+def _choice(*choices: str) -> Parser:
+    def parse(raw: str, name: str) -> str:
+        for choice in choices:
+            if raw.strip().lower() == choice.lower():
+                return choice
+        raise SettingsError(f"{name} must be one of {', '.join(choices)}, got {raw.strip()!r}")
+    return parse
+
+
+def _slack_mode(raw: str, name: str) -> str:
+    if raw.lower() not in ("socket", "http"):
+        raise SettingsError(f"GPUBOT_SLACK_MODE must be socket or http, got {raw.lower()!r}")
+    return raw.lower()
+
+
+def _api_url(raw: str, name: str) -> str:
+    return raw if raw.endswith("/") else raw + "/"
+
+
+def _share(raw: str, name: str) -> float:
+    try:
+        share = float(raw)
+    except ValueError:
+        raise SettingsError(f"{name} must be a number, got {raw!r}") from None
+    if share <= 0:
+        raise SettingsError(f"{name} must be positive, got {raw!r}")
+    if share > 1:
+        raise SettingsError(f"GPUBOT_SLACK_RATE_SHARE is this replica's part of Slack's limits, at most 1, got {share:g}"
+                            " (with 2 replicas: 0.5)")
+    return share
+
+
+def _channel_namespaces(raw: str, name: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in raw.split(","):
+        if not item.strip():
+            continue
+        channel, sep, namespace = item.strip().partition("=")
+        if not sep or not channel or not namespace:
+            raise SettingsError(f"GPUBOT_CHANNEL_NAMESPACES items look like C0123ABC=ml-training, got {item.strip()!r}")
+        out[channel.strip()] = namespace.strip()
+    return out
+
+
+def _button_key(raw: str, name: str) -> str:
+    if len(raw) < 32:
+        raise SettingsError("GPUBOT_BUTTON_KEY must be at least 32 characters (e.g. `openssl rand -hex 32`)")
+    return raw
+
+
+def _button_keys(raw: str, name: str) -> tuple[str, ...]:
+    keys = tuple(key.strip() for key in raw.split(",") if key.strip())
+    for position, key in enumerate(keys, 1):
+        if key.startswith("hex:"):  # a derived key kept through a rotation of the signing secret
+            try:
+                raw = bytes.fromhex(key[4:])
+            except ValueError:
+                raise SettingsError(f"GPUBOT_BUTTON_KEYS: key {position} starts with hex: but is not hexadecimal "
+                                    "(`gpubot doctor --derived-button-key` prints the derived key)") from None
+            if len(raw) < 32:
+                raise SettingsError(f"GPUBOT_BUTTON_KEYS: key {position} is {len(raw)} bytes of hex; a key needs 32")
+        elif len(key) < 32:
+            raise SettingsError(f"GPUBOT_BUTTON_KEYS: key {position} (newest first) must be at least 32 characters "
+                                "(e.g. `openssl rand -hex 32`)")
+    return keys
+
+
+def _default_database(env: Mapping[str, str]) -> str:
+    state = Path(env.get("XDG_STATE_HOME") or Path(env.get("HOME") or Path.home()) / ".local" / "state") / "gpubot"
+    return f"sqlite:///{state / 'gpubot.db'}"
+
+
+def setting(default: Any = None, *, env: str | tuple[str, ...], help: str, parse: Parser = _text,
+            default_from: Callable[[Mapping[str, str]], Any] | None = None, shown: str | None = None) -> Any:
+    """A Settings field with what the loader and the help need: variable names (the first that is set
+    wins), a one-line help, the parser, and a default computed from the environment where it has one."""
+    names = (env,) if isinstance(env, str) else env
+    metadata = {"env": names, "help": help, "parse": parse, "default_from": default_from, "shown": shown}
+    if isinstance(default, dict):
+        return field(default_factory=dict, metadata=metadata)
+    return field(default=default, metadata=metadata)
+
+
+_DAY = 86400.0
+
+
 @dataclass(frozen=True)
 class Settings:
-    # Kubernetes: kubeconfig path (None: KUBECONFIG / ~/.kube/config, or in-cluster config).
-    kubeconfig: str | None = None
-    context: str | None = None
-    namespace: str = "default"
-    # Seconds for one API request (connect + read); retries on 429/5xx with exponential backoff.
-    request_timeout: float = 10.0
-    max_retries: int = 3
-    retry_backoff: float = 0.2
-    page_size: int = 500
-    # Where the Karpenter controller runs (absent on EKS Auto Mode); None: look in kube-system (the
-    # upstream default) and then karpenter.
-    karpenter_namespace: str | None = None
-    karpenter_selector: str = "app.kubernetes.io/name=karpenter"
-    log_tail_lines: int = 2000
-    # Pods of one job examined in detail; bounds the cost of a diagnosis.
-    max_pods_per_job: int = 16
-    # AWS: region and EC2 endpoint may also come from the kubeconfig's gpubot.dev/aws extension.
-    aws_region: str | None = None
-    ec2_endpoint: str | None = None
-    # `explain` input bound.
-    explain_max_bytes: int = 64 * 1024 * 1024
-    # Slack: Socket Mode needs the app token; HTTP mode needs the signing secret.
-    slack_bot_token: str | None = None
-    slack_app_token: str | None = None
-    slack_signing_secret: str | None = None
-    slack_api_url: str = "https://slack.com/api/"
-    slack_mode: str = "http"
-    http_port: int = 3000
-    # HTTP edge: connections open at once from one client address, and in all (each past either gets 503).
-    # Slack connects from many addresses; behind a proxy that pools connections, all come from its own.
-    http_max_connections_per_client: int = 32
-    http_max_connections: int = 1024
-    # /healthz and /readyz listen here, apart from Slack and Alertmanager, so a flood cannot fail them.
-    probe_port: int = 8081
-    # channel ID -> default namespace for /gpu commands in that channel
-    channel_namespaces: Mapping[str, str] = field(default_factory=dict)
-    # Seconds between in-place progress updates of a running diagnosis (at least 3: Slack's chat.update
-    # budget is shared with the answers).
-    progress_interval: float = 3.0
-    # Seconds an answer keeps trying to reach Slack (paced, retried on 429/5xx) before it is logged as lost.
-    answer_deadline: float = 900.0
-    # This replica's part of Slack's per-method limits (1 / the number of replicas).
-    slack_rate_share: float = 1.0
-    # Worker processes that run diagnoses for `gpubot serve` (0: threads in the serving process), and
-    # the diagnoses each runs at once.
-    workers: int = 2
-    worker_threads: int = 8
-    # Seconds `gpubot serve` lets acknowledged diagnoses finish after SIGTERM before it exits.
-    shutdown_grace: float = 20.0
-    # Incident store: SQLite file by default, postgresql+psycopg://... in production.
-    database_url: str = ""
-    # Who may read what from where, who approves (see README "Security model"); None: no policy file,
-    # every channel reads everything and remediations are off.
-    policy_path: str | None = None
-    # Key that signs button values (HMAC-SHA256); None: derived from the Slack signing secret (or app
-    # token), so every replica of one app signs alike without another secret to distribute.
-    button_key: str | None = None
-    # Seconds a button stays usable after its message was posted.
-    button_ttl: float = 7 * 24 * 3600.0
-    # Socket Mode: seconds between pings; a connection that stops answering is replaced after about four.
-    socket_ping_interval: float = 3.0
-    # The cluster's name in the policy when gpubot runs in-cluster (kubeconfig contexts name themselves).
-    cluster_name: str | None = None
-    # Proactive alerts (README "Alerts"). Seconds between sweeps of the leader replica.
-    sweep_interval: float = 60.0
-    # A GPU pod Pending longer than this many seconds is a problem worth telling on call about.
-    sweep_pending_after: float = 600.0
-    # Where alerts go when the policy's `alerts:` routes name no channel; None: alerts are not posted.
-    alert_channel: str | None = None
-    # More new problems than this in one sweep or webhook are posted as one digest message.
-    alert_digest_after: int = 10
-    # Bearer token Alertmanager sends to POST /alertmanager; None: the endpoint answers 503.
-    alertmanager_token: str | None = None
-    # Leader election (only the leader sweeps): a coordination.k8s.io/v1 Lease, timings as client-go's.
-    lease_name: str = "gpubot-leader"
-    lease_namespace: str | None = None  # None: the pod's own namespace (POD_NAMESPACE), else `namespace`
-    lease_duration: float = 15.0
-    lease_renew_deadline: float = 10.0
-    lease_retry_period: float = 2.0
-    # This replica's name in the Lease; None: the pod name (POD_NAME) or the host name.
-    identity: str | None = None
-    # Logs: one JSON object per line ("json") or text for a terminal ("text"), at this level.
-    log_format: str = "text"
-    log_level: str = "INFO"
-    # Seconds after which resolved incidents, alerts and delivery records are pruned (0: keep forever).
-    retention_incidents: float = 90 * 86400.0
-    retention_alerts: float = 90 * 86400.0
-    retention_deliveries: float = 14 * 86400.0
-    # Button keys, newest first: the first signs, any verifies (GPUBOT_BUTTON_KEYS; GPUBOT_BUTTON_KEY is one key).
-    button_keys: tuple[str, ...] = ()
+    kubeconfig: str | None = setting(env="KUBECONFIG", help="kubeconfig file(s); unset: ~/.kube/config or the in-cluster service account")
+    context: str | None = setting(env="GPUBOT_CONTEXT", help="kubeconfig context (cluster); unset: the current context")
+    namespace: str = setting("default", env="GPUBOT_NAMESPACE", help="namespace commands read when they name none")
+    request_timeout: float = setting(10.0, env="GPUBOT_REQUEST_TIMEOUT", parse=_seconds, help="time for one Kubernetes API request (connect + read)")
+    max_retries: int = setting(3, env="GPUBOT_MAX_RETRIES", parse=_integer(0), help="retries of a Kubernetes request on 429/5xx, with exponential backoff")
+    retry_backoff: float = setting(0.2, env="GPUBOT_RETRY_BACKOFF", parse=_seconds, help="first backoff between those retries (doubles each time)")
+    page_size: int = setting(500, env="GPUBOT_PAGE_SIZE", parse=_integer(1), help="objects per list page")
+    karpenter_namespace: str | None = setting(env="GPUBOT_KARPENTER_NAMESPACE", help="where the Karpenter controller runs; unset: kube-system, then karpenter (absent on EKS Auto Mode)")
+    karpenter_selector: str = setting("app.kubernetes.io/name=karpenter", env="GPUBOT_KARPENTER_SELECTOR", help="label selector of the Karpenter controller pods")
+    log_tail_lines: int = setting(2000, env="GPUBOT_LOG_TAIL_LINES", parse=_integer(1), help="container log lines read per container")
+    max_pods_per_job: int = setting(16, env="GPUBOT_MAX_PODS_PER_JOB", parse=_integer(1), help="pods of one job examined in detail (bounds the cost of a diagnosis)")
+    aws_region: str | None = setting(env=("AWS_REGION", "AWS_DEFAULT_REGION"), help="AWS region; unset: the kubeconfig's gpubot.dev/aws extension")
+    ec2_endpoint: str | None = setting(env=("AWS_ENDPOINT_URL_EC2", "AWS_ENDPOINT_URL"), help="EC2 endpoint; unset: the region's")
+    explain_max_bytes: int = setting(64 * 1024 * 1024, env="GPUBOT_EXPLAIN_MAX_BYTES", parse=_integer(1), help="largest input `explain` reads, in bytes")
+    slack_bot_token: str | None = setting(env="SLACK_BOT_TOKEN", help="Bot User OAuth Token (xoxb-...)")
+    slack_app_token: str | None = setting(env="SLACK_APP_TOKEN", help="app-level token (xapp-..., connections:write), Socket Mode only")
+    slack_signing_secret: str | None = setting(env="SLACK_SIGNING_SECRET", help="signing secret, HTTP mode (Basic Information > App Credentials)")
+    slack_api_url: str = setting("https://slack.com/api/", env="SLACK_API_URL", parse=_api_url, help="Slack Web API base URL")
+    slack_mode: str = setting("http", env="GPUBOT_SLACK_MODE", parse=_slack_mode, shown="socket if SLACK_APP_TOKEN is set, else http",
+                              default_from=lambda env: "socket" if env.get("SLACK_APP_TOKEN") else "http", help="socket or http")
+    http_port: int = setting(3000, env="GPUBOT_HTTP_PORT", parse=_integer(0), help="port for Slack events, interactivity and /alertmanager (HTTP mode)")
+    http_max_connections_per_client: int = setting(32, env="GPUBOT_HTTP_MAX_CONNECTIONS_PER_CLIENT", parse=_integer(1), help="connections open at once from one client address (past it: 503)")
+    http_max_connections: int = setting(1024, env="GPUBOT_HTTP_MAX_CONNECTIONS", parse=_integer(1), help="connections open at once in all (past it: 503)")
+    probe_port: int = setting(8081, env="GPUBOT_PROBE_PORT", parse=_integer(0), help="port of /healthz and /readyz, apart so that a flood cannot fail them (0: none)")
+    channel_namespaces: Mapping[str, str] = setting({}, env="GPUBOT_CHANNEL_NAMESPACES", parse=_channel_namespaces, help="default namespace per channel: C0123ABC=ml-training,C0456DEF=research")
+    progress_interval: float = setting(3.0, env="GPUBOT_PROGRESS_INTERVAL", parse=_seconds, help="time between progress updates of a running diagnosis (Slack's chat.update budget)")
+    answer_deadline: float = setting(900.0, env="GPUBOT_ANSWER_DEADLINE", parse=_seconds, help="how long an answer keeps trying to reach Slack before it is logged as lost")
+    slack_rate_share: float = setting(1.0, env="GPUBOT_SLACK_RATE_SHARE", parse=_share, help="this replica's part of Slack's per-method limits (1 / replicas)")
+    workers: int = setting(2, env="GPUBOT_WORKERS", parse=_integer(0), help="worker processes running diagnoses (0: threads in the serving process)")
+    worker_threads: int = setting(8, env="GPUBOT_WORKER_THREADS", parse=_integer(1), help="diagnoses each worker runs at once")
+    shutdown_grace: float = setting(20.0, env="GPUBOT_SHUTDOWN_GRACE", parse=_seconds, help="time acknowledged diagnoses get to finish after SIGTERM")
+    database_url: str = setting("", env="GPUBOT_DATABASE_URL", default_from=_default_database, shown="sqlite:///$XDG_STATE_HOME/gpubot/gpubot.db",
+                                help="incident store: postgresql+psycopg://... in production")
+    policy_path: str | None = setting(env="GPUBOT_POLICY", help="policy file (README \"Security model\"); unset: every channel reads everything, remediations off")
+    button_key: str | None = setting(env="GPUBOT_BUTTON_KEY", parse=_button_key, help="one key (32+ characters) signing button values; unset: derived from the signing secret")
+    button_keys: tuple[str, ...] = setting((), env="GPUBOT_BUTTON_KEYS", parse=_button_keys, help="button keys, newest first, comma-separated: the first signs, any verifies (rotation)")
+    button_ttl: float = setting(7 * _DAY, env="GPUBOT_BUTTON_TTL", parse=_seconds, help="how long a button stays usable after its message was posted")
+    socket_ping_interval: float = setting(3.0, env="GPUBOT_SOCKET_PING_INTERVAL", parse=_seconds, help="Socket Mode ping interval; a silent connection is replaced after about four")
+    cluster_name: str | None = setting(env="GPUBOT_CLUSTER_NAME", help="the cluster's name in the policy when running in-cluster")
+    sweep_interval: float = setting(60.0, env="GPUBOT_SWEEP_INTERVAL", parse=_seconds, help="time between the leader's sweeps for problems")
+    sweep_pending_after: float = setting(600.0, env="GPUBOT_SWEEP_PENDING_AFTER", parse=_seconds, help="a GPU pod Pending longer than this is a problem worth an alert")
+    alert_channel: str | None = setting(env="GPUBOT_ALERT_CHANNEL", help="channel for alerts the policy routes nowhere; unset: not posted")
+    alert_digest_after: int = setting(10, env="GPUBOT_ALERT_DIGEST_AFTER", parse=_integer(1), help="more new problems than this at once are posted as one digest")
+    alertmanager_token: str | None = setting(env="GPUBOT_ALERTMANAGER_TOKEN", help="bearer token Alertmanager sends to POST /alertmanager; unset: 503")
+    lease_name: str = setting("gpubot-leader", env="GPUBOT_LEASE_NAME", help="leader election Lease (coordination.k8s.io/v1)")
+    lease_namespace: str | None = setting(env=("GPUBOT_LEASE_NAMESPACE", "POD_NAMESPACE"), help="namespace of the Lease; unset: GPUBOT_NAMESPACE")
+    lease_duration: float = setting(15.0, env="GPUBOT_LEASE_DURATION", parse=_seconds, help="Lease duration (client-go's leaderelection timings)")
+    lease_renew_deadline: float = setting(10.0, env="GPUBOT_LEASE_RENEW_DEADLINE", parse=_seconds, help="the leader gives up after failing to renew this long")
+    lease_retry_period: float = setting(2.0, env="GPUBOT_LEASE_RETRY_PERIOD", parse=_seconds, help="time between tries to take or renew the Lease")
+    identity: str | None = setting(env="POD_NAME", help="this replica's name in the Lease; unset: the host name")
+    log_format: str = setting("text", env="GPUBOT_LOG_FORMAT", parse=_choice("text", "json"), help="text, or json (one object per line)")
+    log_level: str = setting("INFO", env="GPUBOT_LOG_LEVEL", parse=_choice("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"), help="DEBUG, INFO, WARNING, ERROR or CRITICAL")
+    retention_incidents: float = setting(90 * _DAY, env="GPUBOT_RETENTION_INCIDENTS", parse=_retention, help="resolved incidents older than this are pruned (0: kept forever)")
+    retention_alerts: float = setting(90 * _DAY, env="GPUBOT_RETENTION_ALERTS", parse=_retention, help="resolved alerts older than this are pruned (0: kept forever)")
+    retention_deliveries: float = setting(14 * _DAY, env="GPUBOT_RETENTION_DELIVERIES", parse=_retention, help="delivery records older than this are pruned (0: kept forever)")
 
     def require_slack(self) -> None:
         """Fail at start-up, naming the variable, rather than on the first Slack request."""
@@ -116,57 +217,41 @@ class Settings:
             raise SettingsError("HTTP mode needs SLACK_SIGNING_SECRET (Basic Information > App Credentials)")
 
 
-def _float(env: Mapping[str, str], name: str, default: float) -> float:
-    raw = env.get(name)
-    if raw in (None, ""):
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise SettingsError(f"{name} must be a number of seconds, got {raw!r}") from None
-    if value <= 0:
-        raise SettingsError(f"{name} must be positive, got {raw!r}")
-    return value
-
-
-def _int(env: Mapping[str, str], name: str, default: int, *, minimum: int = 0) -> int:
-    raw = env.get(name)
-    if raw in (None, ""):
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise SettingsError(f"{name} must be an integer, got {raw!r}") from None
-    if value < minimum:
-        raise SettingsError(f"{name} must be at least {minimum}, got {raw!r}")
-    return value
-
-
-def _channel_namespaces(raw: str | None) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for item in (raw or "").split(","):
-        if not item.strip():
-            continue
-        channel, sep, namespace = item.strip().partition("=")
-        if not sep or not channel or not namespace:
-            raise SettingsError(f"GPUBOT_CHANNEL_NAMESPACES items look like C0123ABC=ml-training, got {item.strip()!r}")
-        out[channel.strip()] = namespace.strip()
-    return out
-
-
-def _slack_mode(env: Mapping[str, str]) -> str:
-    mode = (env.get("GPUBOT_SLACK_MODE") or ("socket" if env.get("SLACK_APP_TOKEN") else "http")).lower()
-    if mode not in ("socket", "http"):
-        raise SettingsError(f"GPUBOT_SLACK_MODE must be socket or http, got {mode!r}")
-    return mode
-
-
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     env = os.environ if env is None else env
     settings = _read(env)
     _check_lease_timings(settings)
     _check_ports(settings)
     return settings
+
+
+def _read(env: Mapping[str, str]) -> Settings:
+    values: dict[str, Any] = {}
+    for spec in fields(Settings):
+        meta = spec.metadata
+        name = next((n for n in meta["env"] if env.get(n)), None)
+        if name is not None:
+            values[spec.name] = meta["parse"](env[name], name)
+        elif meta["default_from"] is not None:
+            values[spec.name] = meta["default_from"](env)
+    if not values.get("button_keys") and values.get("button_key"):
+        values["button_keys"] = (values["button_key"],)
+    if values.get("button_keys"):
+        values["button_key"] = values["button_keys"][0]  # the signing key: newest first
+    return Settings(**values)
+
+
+def shown_default(spec) -> str:
+    """The default of a Settings field as the help and the README show it."""
+    meta = spec.metadata
+    if meta["shown"]:
+        return meta["shown"]
+    default = spec.default if spec.default_factory is MISSING else spec.default_factory()
+    if meta["parse"] in (_seconds, _retention):
+        return format_duration(timedelta(seconds=default)) if default else "0"
+    if default in (None, "", (), {}):
+        return "unset"
+    return str(default)
 
 
 def _check_ports(s: Settings) -> None:
@@ -186,117 +271,3 @@ def _check_lease_timings(s: Settings) -> None:
             "GPUBOT_LEASE_DURATION must exceed GPUBOT_LEASE_RENEW_DEADLINE, which must exceed 1.2 x "
             f"GPUBOT_LEASE_RETRY_PERIOD (got {s.lease_duration:g} / {s.lease_renew_deadline:g} / "
             f"{s.lease_retry_period:g}; defaults 15 / 10 / 2)")
-
-
-def _read(env: Mapping[str, str]) -> Settings:
-    api_url = env.get("SLACK_API_URL") or "https://slack.com/api/"
-    return Settings(
-        kubeconfig=env.get("KUBECONFIG") or None,
-        context=env.get("GPUBOT_CONTEXT") or None,
-        namespace=env.get("GPUBOT_NAMESPACE") or "default",
-        request_timeout=_float(env, "GPUBOT_REQUEST_TIMEOUT", 10.0),
-        max_retries=_int(env, "GPUBOT_MAX_RETRIES", 3),
-        retry_backoff=_float(env, "GPUBOT_RETRY_BACKOFF", 0.2),
-        page_size=_int(env, "GPUBOT_PAGE_SIZE", 500, minimum=1),
-        karpenter_namespace=env.get("GPUBOT_KARPENTER_NAMESPACE") or None,
-        karpenter_selector=env.get("GPUBOT_KARPENTER_SELECTOR") or "app.kubernetes.io/name=karpenter",
-        log_tail_lines=_int(env, "GPUBOT_LOG_TAIL_LINES", 2000, minimum=1),
-        max_pods_per_job=_int(env, "GPUBOT_MAX_PODS_PER_JOB", 16, minimum=1),
-        aws_region=env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or None,
-        ec2_endpoint=env.get("AWS_ENDPOINT_URL_EC2") or env.get("AWS_ENDPOINT_URL") or None,
-        explain_max_bytes=_int(env, "GPUBOT_EXPLAIN_MAX_BYTES", 64 * 1024 * 1024, minimum=1),
-        slack_bot_token=env.get("SLACK_BOT_TOKEN") or None,
-        slack_app_token=env.get("SLACK_APP_TOKEN") or None,
-        slack_signing_secret=env.get("SLACK_SIGNING_SECRET") or None,
-        slack_api_url=api_url if api_url.endswith("/") else api_url + "/",
-        slack_mode=_slack_mode(env),
-        http_port=_int(env, "GPUBOT_HTTP_PORT", 3000, minimum=0),
-        http_max_connections_per_client=_int(env, "GPUBOT_HTTP_MAX_CONNECTIONS_PER_CLIENT", 32, minimum=1),
-        http_max_connections=_int(env, "GPUBOT_HTTP_MAX_CONNECTIONS", 1024, minimum=1),
-        probe_port=_int(env, "GPUBOT_PROBE_PORT", 8081, minimum=0),
-        channel_namespaces=_channel_namespaces(env.get("GPUBOT_CHANNEL_NAMESPACES")),
-        progress_interval=_float(env, "GPUBOT_PROGRESS_INTERVAL", 3.0),
-        answer_deadline=_float(env, "GPUBOT_ANSWER_DEADLINE", 900.0),
-        slack_rate_share=_share(env),
-        workers=_int(env, "GPUBOT_WORKERS", 2),
-        worker_threads=_int(env, "GPUBOT_WORKER_THREADS", 8, minimum=1),
-        shutdown_grace=_float(env, "GPUBOT_SHUTDOWN_GRACE", 20.0),
-        database_url=env.get("GPUBOT_DATABASE_URL") or _default_database(env),
-        policy_path=env.get("GPUBOT_POLICY") or None,
-        button_key=(_button_keys(env) or (None,))[0],
-        button_ttl=_float(env, "GPUBOT_BUTTON_TTL", 7 * 24 * 3600.0),
-        cluster_name=env.get("GPUBOT_CLUSTER_NAME") or None,
-        socket_ping_interval=_float(env, "GPUBOT_SOCKET_PING_INTERVAL", 3.0),
-        sweep_interval=_float(env, "GPUBOT_SWEEP_INTERVAL", 60.0),
-        sweep_pending_after=_float(env, "GPUBOT_SWEEP_PENDING_AFTER", 600.0),
-        alert_channel=env.get("GPUBOT_ALERT_CHANNEL") or None,
-        alert_digest_after=_int(env, "GPUBOT_ALERT_DIGEST_AFTER", 10, minimum=1),
-        alertmanager_token=env.get("GPUBOT_ALERTMANAGER_TOKEN") or None,
-        lease_name=env.get("GPUBOT_LEASE_NAME") or "gpubot-leader",
-        lease_namespace=env.get("GPUBOT_LEASE_NAMESPACE") or env.get("POD_NAMESPACE") or None,
-        lease_duration=_float(env, "GPUBOT_LEASE_DURATION", 15.0),
-        lease_renew_deadline=_float(env, "GPUBOT_LEASE_RENEW_DEADLINE", 10.0),
-        lease_retry_period=_float(env, "GPUBOT_LEASE_RETRY_PERIOD", 2.0),
-        identity=env.get("POD_NAME") or None,
-        log_format=_choice(env, "GPUBOT_LOG_FORMAT", "text", ("text", "json")),
-        log_level=_choice(env, "GPUBOT_LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")).upper(),
-        retention_incidents=_retention(env, "GPUBOT_RETENTION_INCIDENTS", 90 * 86400.0),
-        retention_alerts=_retention(env, "GPUBOT_RETENTION_ALERTS", 90 * 86400.0),
-        retention_deliveries=_retention(env, "GPUBOT_RETENTION_DELIVERIES", 14 * 86400.0),
-        button_keys=_button_keys(env),
-    )
-
-
-def _choice(env: Mapping[str, str], name: str, default: str, choices: tuple[str, ...]) -> str:
-    raw = (env.get(name) or default).strip()
-    for choice in choices:
-        if raw.lower() == choice.lower():
-            return choice
-    raise SettingsError(f"{name} must be one of {', '.join(choices)}, got {raw!r}")
-
-
-def _retention(env: Mapping[str, str], name: str, default: float) -> float:
-    raw = env.get(name)
-    if raw in (None, ""):
-        return default
-    try:
-        value = parse_duration(raw, name=name, bare_seconds=True).total_seconds()
-    except DurationError as exc:
-        raise SettingsError(f"{exc} (0 keeps forever)") from None
-    if value < 0:
-        raise SettingsError(f"{name} cannot be negative (0 keeps forever), got {raw!r}")
-    return value
-
-
-def _button_keys(env: Mapping[str, str]) -> tuple[str, ...]:
-    """GPUBOT_BUTTON_KEYS, newest first; else GPUBOT_BUTTON_KEY alone; else () (derived from the signing secret)."""
-    raw = env.get("GPUBOT_BUTTON_KEYS") or ""
-    keys = tuple(key.strip() for key in raw.split(",") if key.strip())
-    if not keys:
-        single = _button_key(env)
-        return (single,) if single else ()
-    for position, key in enumerate(keys, 1):
-        if len(key) < 32:
-            raise SettingsError(f"GPUBOT_BUTTON_KEYS: key {position} (newest first) must be at least 32 characters "
-                                "(e.g. `openssl rand -hex 32`)")
-    return keys
-
-
-def _share(env: Mapping[str, str]) -> float:
-    share = _float(env, "GPUBOT_SLACK_RATE_SHARE", 1.0)
-    if share > 1:
-        raise SettingsError(f"GPUBOT_SLACK_RATE_SHARE is this replica's part of Slack's limits, at most 1, got {share:g}"
-                            " (with 2 replicas: 0.5)")
-    return share
-
-
-def _button_key(env: Mapping[str, str]) -> str | None:
-    raw = env.get("GPUBOT_BUTTON_KEY") or None
-    if raw is not None and len(raw) < 32:
-        raise SettingsError("GPUBOT_BUTTON_KEY must be at least 32 characters (e.g. `openssl rand -hex 32`)")
-    return raw
-
-
-def _default_database(env: Mapping[str, str]) -> str:
-    state = Path(env.get("XDG_STATE_HOME") or Path(env.get("HOME") or Path.home()) / ".local" / "state") / "gpubot"
-    return f"sqlite:///{state / 'gpubot.db'}"

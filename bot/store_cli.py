@@ -5,16 +5,14 @@ import argparse
 import csv
 import io
 import json
-import re
 import sys
 from dataclasses import asdict
 from datetime import timedelta
 
+from bot.durations import DurationError, parse_duration
 from bot.errors import UserError
 from bot.settings import Settings
 
-_SINCE = re.compile(r"^(?P<n>\d{1,4})(?P<unit>[mhdw])$")
-_UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 EXPORT_FIELDS = ("id", "status", "severity", "code", "cluster", "namespace", "target_kind", "target_name", "title",
                  "occurrences", "opened_at", "updated_at", "resolved_at", "acknowledged_by", "resolved_by", "resolution",
                  "slack_channel", "slack_ts")
@@ -23,10 +21,13 @@ EXPORT_FIELDS = ("id", "status", "severity", "code", "cluster", "namespace", "ta
 def parse_since(text: str | None) -> timedelta | None:
     if not text:
         return None
-    match = _SINCE.match(text.strip())
-    if not match:
-        raise UserError(f"--since takes a duration like 30m, 12h, 7d or 2w, got {text[:20]!r}")
-    return timedelta(**{_UNITS[match.group("unit")]: int(match.group("n"))})
+    try:
+        since = parse_duration(text, name="--since")
+    except DurationError as exc:
+        raise UserError(str(exc)) from None
+    if since <= timedelta(0):
+        raise UserError(f"--since must be a positive duration such as 2h30m or 7d, got {text[:20]!r}")
+    return since
 
 
 def add_parsers(sub) -> None:

@@ -16,6 +16,7 @@ from typing import Callable, TypeVar
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from bot.durations import DurationError, parse_duration
 from bot.errors import GpubotError
 from bot.policy.model import (
     ALERT_SEVERITIES, ANY, REMEDIATION_KINDS, AlertPolicy, AlertRoute, Approvers, Grant, Policy, RemediationPolicy,
@@ -50,8 +51,6 @@ _NODE = re.compile(r"^[a-z0-9*]([-a-z0-9.*]{0,251}[a-z0-9*])?\Z")
 # Kubernetes user and group names are free text (an email, an IAM ARN, an OIDC name, system:...):
 # printable, not starting or ending with a space, and no * (an approver is one exact identity).
 _KUBERNETES_NAME = re.compile(r"^(?=.{1,253}\Z)[^\s*\x00-\x1f\x7f]([^*\x00-\x1f\x7f]*[^\s*\x00-\x1f\x7f])?\Z")
-_DURATION = re.compile(r"^(\d{1,6})([smhd])\Z")
-_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
 _BOOL = yaml.constructor.SafeConstructor.bool_values
 _STR_TAG, _BOOL_TAG, _NULL_TAG = "tag:yaml.org,2002:str", "tag:yaml.org,2002:bool", "tag:yaml.org,2002:null"
 
@@ -216,11 +215,11 @@ def _bool(node: Node, where: str) -> bool:
 
 def _duration(node: Node, where: str) -> timedelta:
     text = node.value if isinstance(node, ScalarNode) and node.tag != _NULL_TAG else ""
-    match = _DURATION.match(text.strip())
-    if not match:
-        raise _Invalid(node, f"{where} must be a duration with its unit, like 45s, 30m, 2h or 1d, "
-                             f"got {_shown(node)}")
-    value = timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+    try:
+        value = parse_duration(text, name=where)
+    except DurationError:
+        raise _Invalid(node, f"{where} must be a duration with its unit, like 45s, 30m, 2h or 1d (or 1h30m, 1w), "
+                             f"got {_shown(node)}") from None
     if value <= timedelta(0) or value > MAX_EXPIRY:
         raise _Invalid(node, f"{where} must be more than 0 and at most 7d, got {text}")
     return value

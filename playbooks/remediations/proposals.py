@@ -10,11 +10,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from playbooks.durations import is_karpenter_duration
 from playbooks.model import Remediation
 
 DO_NOT_DISRUPT = "karpenter.sh/do-not-disrupt"
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
-_DURATION = re.compile(r"^(\d+h)?(\d+m)?(\d+s)?$|^Never$")
 _BUDGET = re.compile(r"^((100|[0-9]{1,2})%|[0-9]+)$")
 WORKLOAD_KINDS = ("pod", "job", "pytorchjob", "tfjob", "mpijob", "jobset")
 POLICIES = ("WhenEmpty", "WhenEmptyOrUnderutilized")
@@ -71,7 +71,7 @@ def parse(raw: dict[str, Any]) -> Remediation:
         if params.get("consolidationPolicy") not in POLICIES:
             raise InvalidRemediation(f"consolidationPolicy must be one of {', '.join(POLICIES)}")
         after = params.get("consolidateAfter")
-        if not isinstance(after, str) or not after or not _DURATION.match(after):
+        if not is_karpenter_duration(after):  # what the NodePool CRD admits, so the patch cannot be refused
             raise InvalidRemediation("consolidateAfter must be a duration such as 10m, 1h30m or Never")
         budget = params.get("budgetNodes")
         if budget is not None and not _BUDGET.match(str(budget)):

@@ -19,38 +19,11 @@ from datetime import datetime, timedelta, timezone
 
 from playbooks import linear
 from playbooks.analyzers.evidence import parse_time
+from playbooks.durations import parse_go_duration  # noqa: F401  (Karpenter reads the annotation with it)
 from playbooks.remediations.proposals import DO_NOT_DISRUPT
 
 DURATIONS_SINCE = (1, 12)  # first Karpenter minor release that reads a duration
-# Go time.ParseDuration units (src/time/format.go unitMap), in seconds
-_UNITS = {"ns": 1e-9, "us": 1e-6, "\u00b5s": 1e-6, "\u03bcs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-# An annotation value is tenant text: matched in linear time (RE2); re took 16 s on 1,000 digits.
-_TERM = linear.compile(r"(\d+\.?\d*|\.\d+)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)")
 _VERSION = linear.compile(r"v?([0-9]{1,6})\.([0-9]{1,6})")
-# Go refuses a duration past int64 nanoseconds (time.ParseDuration: "invalid duration"), about 292 years.
-_MAX_SECONDS = (2**63 - 1) / 1e9
-
-
-def parse_go_duration(text: str) -> timedelta | None:
-    """A Go duration string ("1h30m", "-5s", "1.5h", "0"); None when Go would refuse it."""
-    s = text.strip() if isinstance(text, str) else ""
-    if s != text or not s:
-        return None
-    sign = -1.0 if s[0] == "-" else 1.0
-    if s[0] in "+-":
-        s = s[1:]
-    if s == "0":
-        return timedelta(0)
-    pos, total = 0, 0.0
-    while pos < len(s):
-        m = _TERM.match(s, pos)
-        if m is None:
-            return None
-        total += float(m.group(1)) * _UNITS[m.group(2)]
-        pos = m.end()
-    if not pos or total > _MAX_SECONDS:
-        return None
-    return timedelta(seconds=sign * total)
 
 
 def _version(text: str | None) -> tuple[int, int] | None:

@@ -39,6 +39,9 @@ class Problem:
     # A namespace the problem speaks of besides its target's: an alert about a node (DCGM's Xid) also
     # names the pod using the GPU, and whoever is shown it in full must be able to read that namespace.
     workload_namespace: str | None = None
+    # Pods of the target that wait on the problem (a Pending job's), so a message about a cause can say
+    # "16 pods of 3 jobs wait on it"; 0: not counted.
+    pods: int = 0
 
     def __post_init__(self) -> None:
         if self.severity not in SEVERITIES:

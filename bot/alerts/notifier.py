@@ -1,5 +1,6 @@
-"""From problems to Slack: one message per problem group, posted once, updated when it changes,
-marked resolved when it clears; a burst of new groups becomes one digest.
+"""From problems to Slack: one message per problem group (its cause where it has one: bot.alerts.causes),
+posted once, updated when it changes, marked resolved when it clears; a burst of new groups becomes one
+digest.
 
 The order of work keeps the database the one source of truth: the report is written first (one
 transaction, bot.store.alerts), then incidents are opened and closed, then Slack is told. A message is
@@ -21,6 +22,7 @@ from slack_sdk import WebClient
 from sqlalchemy.exc import SQLAlchemyError
 
 from bot.alerts import messages
+from bot.alerts.causes import by_cause
 from bot.alerts.routing import AlertRouter
 from bot.errors import UserError
 from bot.payloads import Signer, seal_blocks
@@ -80,7 +82,7 @@ class Notifier:
     def sweep_seen(self, problems: Sequence[Problem], cluster: str, *, complete: bool = True) -> Summary:
         """A sweep of ``cluster`` found ``problems`` (all of them, when ``complete``: what it alerted
         before and does not report now has cleared; an incomplete sweep clears nothing)."""
-        batch = self.store.sweep(problems, cluster=cluster, reason=sweep_reason(self._clock()), complete=complete)
+        batch = self.store.sweep(by_cause(problems), cluster=cluster, reason=sweep_reason(self._clock()), complete=complete)
         return self._deliver(batch)
 
     def alertmanager(self, alerts: Sequence[tuple[Problem, str]]) -> Summary:
@@ -88,7 +90,7 @@ class Notifier:
         for _, status in alerts:
             if status not in STATUSES:
                 raise ValueError(f"an Alertmanager alert is firing or resolved, not {status!r}")
-        firing = [p for p, status in alerts if status == "firing"]
+        firing = by_cause(p for p, status in alerts if status == "firing")
         resolved = [p for p, status in alerts if status == "resolved"]
         return self._deliver(self.store.alertmanager(firing, resolved, reason=ALERTMANAGER_RESOLVED))
 

@@ -10,6 +10,7 @@ ClusterUnreachable.
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -183,10 +184,17 @@ def _diagnose_pending(service: "DiagnosisService", groups: list[PendingGroup], *
                                           f"(diagnosis failed: {failed})")
                 continue
             result.diagnosed += 1
-            problem = pending_problem(group, diagnosis, cluster=cluster)
+            problem = pending_alert(group, diagnosis, cluster=cluster)
             if problem is None:
                 result.not_checked.append(f"not checked: why {group.describe()} is Pending (the diagnosis found "
                                           "no cause; gpubot diagnose it for the details)")
             else:
                 problems.append(problem)
     return problems
+
+
+def pending_alert(group: PendingGroup, diagnosis, *, cluster: str) -> Problem | None:
+    """The problem a Pending group is, with its pods counted: a message about its cause says how many
+    pods wait on it ("16 pods of 3 jobs")."""
+    problem = pending_problem(group, diagnosis, cluster=cluster)
+    return dataclasses.replace(problem, pods=len(group.pods)) if problem is not None else None

@@ -24,6 +24,7 @@ from sqlalchemy import and_, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from bot.alerts import causes
 from bot.errors import NotFoundError, UserError
 from bot.store.models import Alert, AlertGroup
 from bot.store.tx import ClockedStore, aware
@@ -66,6 +67,7 @@ class AlertView:
     resolved_at: datetime | None
     incident_id: int | None
     incident_state: str
+    pods: int = 0  # pods of the target waiting on the problem; 0: not counted
 
     @property
     def target(self) -> str:
@@ -97,6 +99,8 @@ class GroupView:
     snoozed_by: str | None
     snoozed_until: datetime | None
     snoozed_until_resolved: bool
+    cause_kind: str | None = None  # bot.alerts.causes: the cause its problems share, when they share one
+    cause_name: str | None = None
     # Firing members; once resolved, those that resolved with it. Most severe first.
     members: tuple[AlertView, ...] = ()
 
@@ -235,6 +239,9 @@ class AlertStore(ClockedStore):
                            namespace=problem.namespace, code=problem.code, severity=problem.severity,
                            title=redact(problem.title), count=0, status="firing", first_seen=now, last_seen=now,
                            in_digest=False, snoozed_until_resolved=False)
+        cause = causes.parse(problem.group)
+        if cause is not None:
+            group.cause_kind, group.cause_name = cause.kind, cause.name
         # A snooze for a time outlives the message: the same storm back within the hour stays quiet.
         earlier = session.scalars(select(AlertGroup).where(AlertGroup.cluster == problem.cluster,
                                                            AlertGroup.group_key == key, AlertGroup.status == "resolved",
@@ -263,7 +270,7 @@ class AlertStore(ClockedStore):
                     source=source, code=problem.code, severity=problem.severity, cluster=problem.cluster,
                     namespace=problem.namespace, target_kind=t.kind, target_name=t.name, nodepool=problem.nodepool,
                     title=redact(problem.title), evidence=_evidence(problem), count=count, first_seen=now,
-                    last_seen=now, status="firing", incident_state="pending")
+                    last_seen=now, status="firing", incident_state="pending", pods=problem.pods)
         try:
             with session.begin_nested():
                 session.add(row)
@@ -276,7 +283,7 @@ class AlertStore(ClockedStore):
 
     @staticmethod
     def _refresh_alert(row: Alert, problem: Problem, count: int, now: datetime, source: str) -> None:
-        row.last_seen, row.count, row.severity = now, count, problem.severity
+        row.last_seen, row.count, row.severity, row.pods = now, count, problem.severity, problem.pods
         row.title, row.evidence = redact(problem.title), _evidence(problem)
         row.nodepool = problem.nodepool or row.nodepool
         if source == "alertmanager":

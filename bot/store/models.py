@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Boolean, CheckConstraint, DateTime, ForeignKey, Index, Integer, String, false, text
+from sqlalchemy import Boolean, CheckConstraint, DateTime, ForeignKey, Index, Integer, String, Text, false, text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 from bot.store.redacted import RedactedJsonText, RedactedText  # every text column passes the redaction step
@@ -214,6 +214,9 @@ class AlertGroup(Base):
     snoozed_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     snoozed_until_resolved: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False,
                                                          server_default=false())
+    # The cause its problems share (bot.alerts.causes), when they share one: what its headline names.
+    cause_kind: Mapped[str | None] = mapped_column(String(16))
+    cause_name: Mapped[str | None] = mapped_column(String(253))
 
     __table_args__ = (
         CheckConstraint("status IN ('firing', 'resolved')", name="ck_alert_groups_status"),
@@ -253,6 +256,7 @@ class Alert(Base):
     incident_id: Mapped[int | None] = mapped_column(ForeignKey("incidents.id", ondelete="SET NULL"))
     incident_state: Mapped[str] = mapped_column(String(16), nullable=False, default="pending",
                                                 server_default="pending")
+    pods: Mapped[int] = mapped_column(Integer, nullable=False, default=0, server_default="0")  # Problem.pods
 
     __table_args__ = (
         CheckConstraint("status IN ('firing', 'resolved')", name="ck_alerts_status"),
@@ -262,4 +266,27 @@ class Alert(Base):
         Index("ix_alerts_group_id", "group_id"),
         Index("ix_alerts_cluster_source_status", "cluster", "source", "status"),
         Index("ix_alerts_incident_state", "incident_state", "status"),
+    )
+
+
+class WebhookPayload(Base):
+    """One Alertmanager webhook body as it was received, until a consumer has handled it (migration 0008,
+    bot.store.webhooks). ``dedupe_key`` makes a retry of the same notification change nothing."""
+
+    __tablename__ = "webhook_payloads"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    dedupe_key: Mapped[str] = mapped_column(String(64), nullable=False)
+    body: Mapped[str | None] = mapped_column(Text)  # emptied once handled: it may quote what redaction removes
+    alerts: Mapped[int] = mapped_column(Integer, nullable=False)
+    received_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    claimed_by: Mapped[str | None] = mapped_column(String(253))
+    claimed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    attempts: Mapped[int] = mapped_column(Integer, nullable=False, default=0, server_default="0")
+    handled_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    error: Mapped[str | None] = mapped_column(RedactedText)
+
+    __table_args__ = (
+        Index("uq_webhook_payloads_dedupe_key", "dedupe_key", unique=True),
+        Index("ix_webhook_payloads_pending", "handled_at", "id"),
     )

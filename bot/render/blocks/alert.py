@@ -31,16 +31,73 @@ MAX_DIGEST_ITEMS = 15
 
 
 def headline(group: "GroupView") -> str:
-    """One line for the group: its problem's title, or what the storm is ("64 pods of pytorchjob/llm/x: …")."""
+    """One line for the group, in plain words: its cause and who waits on it ("NodePool gpu-training-32 is
+    at its limits: 16 pods of 3 jobs wait on it"), else its problem's title, or what the storm is
+    ("64 pods of pytorchjob/llm/x: …"). Codes and fingerprints stay out of it (they are in a context line)."""
+    told = cause_headline(group)
+    if told:
+        return told
     members = group.members
     if group.count <= 1 or not members:
         return group.title
     targets = list(dict.fromkeys(m.target for m in members))
     if len(targets) == 1:
-        return f"{group.count} × {group.code} on {targets[0]}: {group.title}"
+        return f"{group.title} ({group.count} times)"
     kinds = {m.target_kind for m in members}
     noun = f"{next(iter(kinds))}s" if len(kinds) == 1 else "objects"
-    return f"{len(targets)} {noun} of {group.group_key}: {group.title}"
+    # A producer's storm key is "<code>@<owner>" or "<owner>"; only the owner is words a reader knows.
+    owner = group.group_key.rpartition("@")[2]
+    return f"{len(targets)} {noun} of {owner}: {group.title}" if not owner.startswith("sha256:") else (
+        f"{len(targets)} {noun}: {group.title}")
+
+
+def cause_headline(group: "GroupView") -> str:
+    """The cause in plain words, with who waits on it; "" for a group without a cause."""
+    kind, name = group.cause_kind, group.cause_name or ""
+    waiting = waiting_on(group)
+    if kind == "limit":
+        blocked = waiting or any(m.severity in ("critical", "error") for m in group.members)
+        said = f"NodePool {name} {'is at' if blocked else 'is near'} its limits"
+    elif kind == "offering":
+        instance_type, _, rest = name.partition("/")
+        zone, _, capacity = rest.partition("/")
+        said = f"EC2 has no {capacity} capacity for {instance_type} in {zone}"
+    elif kind == "gpu":
+        said = f"Node {name} has a failing GPU"
+    elif kind == "nodeclass":
+        said = f"NodeClass {name} is not ready, so Karpenter launches nothing from it"
+    else:
+        return ""
+    if waiting:
+        return f"{said}: {waiting}"
+    if len(group.members) == 1:  # a lone problem's title names its object already, in more detail
+        return group.title if name in group.title else f"{said}: {group.title}"
+    return f"{said} ({len(group.members)} problems)"
+
+
+# Members that are a workload waiting on a cause, not the cause's own object.
+_NOT_WORKLOADS = ("pod", "node", "nodepool", "nodeclaim", "alert")
+
+
+def waiting_on(group: "GroupView") -> str:
+    """"16 pods of 3 jobs wait on it", "1 pod waits on it", "2 jobs wait on it"; "" when nothing waits."""
+    jobs = len({m.target for m in group.members if m.target_kind not in _NOT_WORKLOADS})
+    # Counted pods only: an alert scraped from a pod (Karpenter's controller) names that pod, which waits on nothing.
+    pods = sum(m.pods for m in group.members)
+    if pods and jobs:
+        return f"{_n(pods, 'pod')} of {_n(jobs, 'job')} wait on it"
+    if pods:
+        return f"{_n(pods, 'pod')} {'waits' if pods == 1 else 'wait'} on it"
+    if jobs:
+        return f"{_n(jobs, 'job')} {'waits' if jobs == 1 else 'wait'} on it"
+    return ""
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+_CAUSE_OBJECTS = {"limit": "nodepool", "offering": "offering", "gpu": "node", "nodeclass": "nodeclass"}
 
 
 def alert_text(group: "GroupView", *, masked: bool = False) -> str:
@@ -75,7 +132,7 @@ def alert_blocks(group: "GroupView", *, now: datetime, masked: bool = False) -> 
     resolved = group.status == "resolved"
     title = clean(headline(group), TITLE_LIMIT)
     lead = f"{':white_check_mark:' if resolved else marker(group.severity)} *{'Resolved: ' if resolved else ''}{title}*"
-    blocks = [kit.section(lead), kit.fields_section(_facts(group))]
+    blocks = [kit.section(lead), kit.fields_section(_facts(group)), kit.context(_codes(group))]
     if resolved:
         blocks.append(kit.context(f"Resolved {slack_date(group.resolved_at or now)}: "
                                   f"{clean(group.resolved_reason or 'cleared', 500)}"))
@@ -126,21 +183,38 @@ def _facts(group: "GroupView") -> list[str]:
     if group.namespace:
         where += f" / {group.namespace}"
     target = group.members[0].target if group.members else group.group_key
-    return [f"*Severity*\n{clean(group.severity, 20)}", f"*Target*\n`{clean(target, TARGET_LIMIT)}`",
+    label = "Target"
+    if group.cause_kind in _CAUSE_OBJECTS:
+        label, target = "Cause", f"{_CAUSE_OBJECTS[group.cause_kind]}/{group.cause_name}"
+    return [f"*Severity*\n{clean(group.severity, 20)}", f"*{label}*\n`{clean(target, TARGET_LIMIT)}`",
             f"*Cluster*\n{clean(where, TARGET_LIMIT)}", f"*Problems*\n{group.count}",
             f"*First seen*\n{slack_date(group.first_seen)}", f"*Source*\n{clean(group.source, 20)}"]
+
+
+def _codes(group: "GroupView") -> str:
+    """The finding codes, for whoever looks them up (docs/findings.md): here, never in the headline."""
+    codes = list(dict.fromkeys([group.code] + [m.code for m in group.members]))[:MAX_MEMBERS]
+    return "Codes: " + ", ".join(f"`{clean(code, 64)}`" for code in codes)
 
 
 def _members(group: "GroupView") -> str:
     """The problems of a storm, most severe first (a lone problem is the headline already)."""
     if len(group.members) <= 1:
         return ""
-    lines = [f"{marker(m.severity)} `{clean(m.target, 120)}` {clean(m.title, 160)}"
+    lines = [f"{marker(m.severity)} `{clean(m.target, 120)}` {_member_says(group, m)}"
              + (f" ({m.count}×)" if m.count > 1 else "") for m in group.members[:MAX_MEMBERS]]
     more = len(group.members) - MAX_MEMBERS
     if more > 0:
         lines.append(f"… and {more} more")
     return cut("\n".join(lines), limits.SECTION_TEXT)
+
+
+def _member_says(group: "GroupView", member) -> str:
+    """A waiting workload under its cause is told by its count (the headline told the cause already);
+    anything else by its title."""
+    if group.cause_kind and member.pods:
+        return f"{_n(member.pods, 'pod')} waiting"
+    return clean(member.title, 160)
 
 
 def _evidence(group: "GroupView") -> str:

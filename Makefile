@@ -28,6 +28,7 @@ demo: install
 # pytest runs with a throwaway PostgreSQL server (installed with apt if missing, removed afterwards)
 # so the store tests cover SQLite and PostgreSQL; GPUBOT_TEST_POSTGRES_URL set = use that server.
 test: install-dev
+	bash scripts/fetch-helm.sh $(VENV)
 	bash scripts/with-postgres.sh $(BIN)/python -m pytest -q
 	$(BIN)/python tests/benchmarks/bench_ack.py --bursts 50
 

@@ -128,7 +128,7 @@ class LeaseLock:
             reason = "forbidden" if exc.status == 403 else "unauthorized"
             return LeaseRefused(f"cannot take {what}: {reason} to {verb} it ({detail}); grant leases "
                                 f"get/create/update in namespace {self.namespace} to gpubot's service account "
-                                "(deploy/kubernetes/rbac.yaml)", status=exc.status)
+                                "(the Helm chart's Role gpubot-leader-election)", status=exc.status)
         if exc.status == 404:
             kind, name = _named(exc)
             if name == self.name and kind in ("leases", ""):

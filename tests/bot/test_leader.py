@@ -10,10 +10,8 @@ import threading
 import time
 import urllib.request
 import uuid
-from pathlib import Path
 
 import pytest
-import yaml
 
 from bot.gateway.lease import micro_time
 from bot.leader import LeaderElector
@@ -25,7 +23,6 @@ NAMESPACE = "gpubot"
 # A candidate polls every RETRY plus up to 1.2 x RETRY of jitter.
 POLL = 2.2 * RETRY
 MICRO_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
-DEPLOY = Path(__file__).resolve().parents[2] / "deploy" / "kubernetes"
 
 
 @pytest.fixture(scope="module")
@@ -271,24 +268,3 @@ def test_micro_time_always_has_six_fraction_digits():
     from datetime import datetime, timezone
 
     assert micro_time(datetime(2024, 5, 1, 12, 0, 0, tzinfo=timezone.utc)) == "2024-05-01T12:00:00.000000Z"
-
-
-def test_the_manifests_let_each_replica_take_the_lease_in_its_own_namespace():
-    docs = [d for name in ("rbac.yaml", "deployment.yaml") for d in yaml.safe_load_all((DEPLOY / name).read_text())
-            if d]
-    [role] = [d for d in docs if d["kind"] == "Role" and d["metadata"]["name"] == "gpubot-leader-election"]
-    granted = {(g, r, v) for rule in role["rules"] for g in rule["apiGroups"] for r in rule["resources"]
-               for v in rule["verbs"]}
-    assert granted == {("coordination.k8s.io", "leases", v) for v in ("get", "create", "update")}
-    [binding] = [d for d in docs if d["kind"] == "RoleBinding" and d["roleRef"]["name"] == role["metadata"]["name"]]
-    assert binding["roleRef"]["kind"] == "Role"
-    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "gpubot", "namespace": "gpubot"}]
-    assert role["metadata"]["namespace"] == binding["metadata"]["namespace"] == "gpubot"
-
-    [deployment] = [d for d in docs if d["kind"] == "Deployment"]
-    env = {e["name"]: e for e in deployment["spec"]["template"]["spec"]["containers"][0]["env"]}
-    # The Lease lives where the pod runs, and each replica is named by its pod in holderIdentity.
-    assert env["POD_NAMESPACE"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.namespace"
-    assert env["POD_NAME"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.name"
-    settings = load_settings({"POD_NAME": "gpubot-7d9f-abcde", "POD_NAMESPACE": "gpubot"})
-    assert (settings.identity, settings.lease_namespace) == ("gpubot-7d9f-abcde", "gpubot")

@@ -1,8 +1,9 @@
 """Errors people see, kept apart from bugs.
 
 ``UserError``: the input was wrong (bad name, unknown kind, unreadable log); the message says what to
-type instead. ``ClusterError``: the cluster or an API did not answer; the message names the cluster
-and what was tried. Anything else is a bug and surfaces loudly.
+type instead (exit 2). ``DependencyError``: something gpubot needs (the cluster, the database, Slack)
+did not answer or refused; the message names it, what was tried and the setting to check (exit 3).
+Anything else is a bug and surfaces loudly (exit 1).
 """
 from __future__ import annotations
 
@@ -25,7 +26,36 @@ class NotFoundError(UserError):
         super().__init__(message)
 
 
-class ClusterError(GpubotError):
+class DependencyError(GpubotError):
+    """A dependency is unreachable or unconfigured: the process cannot do its work until it is fixed."""
+
+    exit_code = 3
+
+
+class DatabaseUnreachable(DependencyError):
+    def __init__(self, where: str, reason: str) -> None:
+        super().__init__(f"cannot reach the database at {where} ({reason}): check GPUBOT_DATABASE_URL")
+        self.where = where
+        self.reason = reason
+
+
+class SlackAuthFailed(DependencyError):
+    """Slack answered and refused the token (auth.test): retrying will not help."""
+
+    def __init__(self, error: str, *, variable: str = "SLACK_BOT_TOKEN") -> None:
+        super().__init__(f"Slack refused the bot token ({error}): set {variable} to the app's Bot User OAuth "
+                         f"Token (xoxb-...) from its OAuth & Permissions page")
+        self.error = error
+
+
+class SlackUnreachable(DependencyError):
+    def __init__(self, url: str, reason: str, *, waited: float) -> None:
+        super().__init__(f"cannot reach Slack at {url} ({reason}) after trying for {waited:.0f} s: check the "
+                         f"network path to Slack (proxy, egress NetworkPolicy) or SLACK_API_URL")
+        self.reason = reason
+
+
+class ClusterError(DependencyError):
     exit_code = 3
 
 

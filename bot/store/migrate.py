@@ -11,6 +11,7 @@ from alembic.util import CommandError
 from sqlalchemy import Connection, Engine, text
 
 from bot.errors import GpubotError, UserError
+from bot.store.db import reaching, where
 
 MIGRATIONS = Path(__file__).resolve().parents[2] / "migrations"
 # The advisory lock every `gpubot db upgrade` takes on PostgreSQL: a fixed 64-bit key (the first eight
@@ -34,7 +35,7 @@ def head() -> str:
 
 
 def current(engine: Engine) -> str | None:
-    with engine.connect() as connection:
+    with reaching(engine), engine.connect() as connection:
         return MigrationContext.configure(connection).get_current_revision()
 
 
@@ -50,16 +51,18 @@ def downgrade(engine: Engine, revision: str) -> str | None:
 
 def _run(fn, engine: Engine, revision: str) -> None:
     cfg = _config(engine)
+    with reaching(engine):  # only connecting: an error inside a migration is its own, not "unreachable"
+        connection = engine.connect()
     try:
-        with engine.begin() as connection:
-            _lock_migrations(connection)
+        with connection, connection.begin():
+            lock_migrations(connection)
             cfg.attributes["connection"] = connection
             fn(cfg, revision)
     except CommandError as exc:
         raise UserError(f"cannot migrate to {revision!r}: {exc}") from None
 
 
-def _lock_migrations(connection: Connection) -> None:
+def lock_migrations(connection: Connection) -> None:
     """Serialise migrations across processes: two replicas' init containers upgrading one fresh
     PostgreSQL database at once would both create alembic_version and one would fail on a unique
     violation. The transaction-level lock waits for the other upgrade to commit, then Alembic reads the
@@ -80,8 +83,7 @@ def check_current(engine: Engine) -> None:
     """Refuse to run on a schema that is behind (or unknown): say which command fixes it."""
     have, want = current(engine), head()
     if have != want:
-        where = engine.url.render_as_string(hide_password=True)
         raise SchemaBehind(
-            f"the incident database {where} is at schema {have or 'none (empty)'}, gpubot needs {want}: "
+            f"the incident database {where(engine.url)} is at schema {have or 'none (empty)'}, gpubot needs {want}: "
             f"run `gpubot db upgrade`"
         )

@@ -9,17 +9,21 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import time
 from typing import Any, Callable
 
 import urllib3
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
+from kubernetes.config.kube_config import KubeConfigLoader
 
 from bot.errors import ClusterConfigError, ClusterError, ClusterUnreachable, UserError
-from bot.gateway import whoami
-from bot.gateway.kubeconfig import ContextInfo, kubeconfig_path, read_context
+from bot import cluster_waits as waits
+from bot.gateway import eks_token, whoami
+from bot.gateway.kubeconfig import ContextInfo, load_kubeconfig, missing_kubeconfig
 from bot.gateway.writes import RETRY_WRITE, WriteFailed, check_patch, object_path, path_params
 from bot.settings import Settings
 from playbooks.analyzers.evidence import event_time
@@ -75,27 +79,35 @@ class ReadRefused(ReadFailed, ClusterError):
 
 
 def connect(settings: Settings, *, context: str | None = None) -> "ClusterGateway":
-    """A gateway for ``context`` (or the current one), or in-cluster config when no kubeconfig exists."""
+    """A gateway for ``context`` (or the current one) from the kubeconfig files merged as kubectl
+    merges them, or in-cluster config when no kubeconfig exists."""
     context = context or settings.context
     configuration = client.Configuration()
-    try:
-        path = kubeconfig_path(settings.kubeconfig)
-    except ClusterConfigError:
-        if context is None:
+    kubeconfig = load_kubeconfig(settings.kubeconfig)
+    if kubeconfig is None:
+        if context is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
             try:
                 config.load_incluster_config(client_configuration=configuration)
-            except config.ConfigException:
-                raise ClusterConfigError(
-                    "no kubeconfig found and not running in a cluster: set KUBECONFIG or pass --kubeconfig"
-                ) from None
+            except config.ConfigException as exc:
+                raise ClusterConfigError(f"cannot use the in-cluster service account: {exc}") from None
             info = ContextInfo(name=settings.cluster_name or "in-cluster", server=configuration.host, region=None, ec2_endpoint=None)
             return ClusterGateway(settings=settings, info=info, configuration=configuration)
-        raise
-    info = read_context(path, context)
+        raise missing_kubeconfig(settings.kubeconfig)
+    name = kubeconfig.resolve(context)
+    info = kubeconfig.info(name)
+    # An EKS token command is answered in-process (no AWS CLI in the image); other exec plugins run.
+    tokens = eks_token.token_source(kubeconfig.user(name), fallback_region=info.region)
+    if tokens is not None:
+        kubeconfig.set_user(name, {"token": tokens.token()})
     try:
-        config.load_kube_config(config_file=str(path), context=info.name, client_configuration=configuration)
+        # persist_config off: refreshed credentials are never written back (the root filesystem is read-only).
+        loader = KubeConfigLoader(config_dict=kubeconfig.merged, active_context=name, config_base_path=None)
+        loader.load_and_set(configuration)
     except (config.ConfigException, OSError, ValueError) as exc:
-        raise ClusterConfigError(f"cannot load context {info.name!r} from {path}: {exc}") from None
+        where = ":".join(str(p) for p in kubeconfig.paths)
+        raise ClusterConfigError(f"cannot load context {name!r} from {where}: {exc}") from None
+    if tokens is not None:
+        configuration.refresh_api_key_hook = lambda c: c.api_key.__setitem__("BearerToken", f"Bearer {tokens.token()}")
     return ClusterGateway(settings=settings, info=info, configuration=configuration)
 
 
@@ -113,6 +125,7 @@ class ClusterGateway:
         self.custom = client.CustomObjectsApi(self._api)
         self.apis = client.ApisApi(self._api)
         self._discovery: tuple[float, dict[str, list[str]] | None] | None = None
+        self._sleep: Callable[[float], None] = time.sleep
 
     def close(self) -> None:
         self._api.close()
@@ -120,37 +133,35 @@ class ClusterGateway:
     # -- transport -------------------------------------------------------------------------------
 
     def _call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        """One API call: timeout, bounded retries with backoff on 429/5xx and connection errors."""
-        timeout = self.settings.request_timeout
-        attempts = self.settings.max_retries + 1
-        for attempt in range(attempts):
+        """One API call, answered or reported within ``request_timeout`` overall: retries on 429/5xx
+        and connection errors (backoff, Retry-After) share that budget instead of multiplying it."""
+        deadline = _Deadline(self.settings.request_timeout)
+        with waits.waiting(self.name, deadline.seconds):
             try:
-                return fn(*args, _request_timeout=timeout, _preload_content=False, **kwargs)
-            except ApiException as exc:
-                if exc.status in _RETRYABLE and attempt + 1 < attempts:
-                    self._sleep(attempt, exc)
-                    continue
-                raise
-            except urllib3.exceptions.ReadTimeoutError:
-                if attempt + 1 < attempts:
-                    continue
-                raise ClusterUnreachable(self.name, f"timeout after {timeout:g} s") from None
+                for attempt in self._retrying(deadline, _retry_read):
+                    with attempt:
+                        return fn(*args, _request_timeout=deadline.left(), _preload_content=False, **kwargs)
             except (urllib3.exceptions.HTTPError, OSError) as exc:
-                if attempt + 1 < attempts:
-                    self._sleep(attempt, None)
-                    continue
-                raise ClusterUnreachable(self.name, _reason(exc, timeout)) from None
+                raise ClusterUnreachable(self.name, _reason(exc, deadline.seconds)) from None
         raise AssertionError("unreachable")
 
-    def _sleep(self, attempt: int, exc: ApiException | None) -> None:
-        delay = self.settings.retry_backoff * (2**attempt)
-        retry_after = (exc.headers or {}).get("Retry-After") if exc is not None else None
-        if retry_after:
+    def _retrying(self, deadline: "_Deadline", retryable: Callable[[BaseException], bool]) -> Retrying:
+        def delay(state: RetryCallState) -> float:
+            exc = state.outcome.exception() if state.outcome else None
+            seconds = self.settings.retry_backoff * (2 ** (state.attempt_number - 1))
+            retry_after = (exc.headers or {}).get("Retry-After") if isinstance(exc, ApiException) else None
             try:
-                delay = max(delay, min(float(retry_after), 10.0))
+                return max(seconds, min(float(retry_after), 10.0)) if retry_after else seconds
             except ValueError:
-                pass
-        time.sleep(delay)
+                return seconds
+
+        def out_of_time(state: RetryCallState) -> bool:
+            # Another try must still have time to be answered after the pause before it.
+            return deadline.left() - delay(state) < deadline.least_attempt
+
+        return Retrying(retry=retry_if_exception(retryable), wait=delay, reraise=True,
+                        stop=stop_after_attempt(self.settings.max_retries + 1) | out_of_time,
+                        sleep=lambda seconds: self._sleep(seconds))
 
     def _json(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> dict[str, Any]:
         response = self._call(fn, *args, **kwargs)
@@ -472,22 +483,19 @@ class ClusterGateway:
         check_patch(patch_type, body)
         verb = "dry-run patch" if dry_run else "patch"
         query = [("dryRun", "All")] if dry_run else []
-        timeout = self.settings.request_timeout
-        attempts = self.settings.max_retries + 1
-        for attempt in range(attempts):
+        deadline = _Deadline(self.settings.request_timeout)
+        timeout = deadline.seconds
+        with waits.waiting(self.name, timeout):
             try:
-                response = self._raw(ref, "PATCH", header_params={"Content-Type": patch_type}, body=body,
-                                     query_params=query, _request_timeout=timeout, _preload_content=False)
-                return json.loads(response.data or b"{}")
+                for attempt in self._retrying(deadline, _retry_write):
+                    with attempt:
+                        response = self._raw(ref, "PATCH", header_params={"Content-Type": patch_type}, body=body,
+                                             query_params=query, _request_timeout=deadline.left(),
+                                             _preload_content=False)
+                        return json.loads(response.data or b"{}")
             except ApiException as exc:
-                if exc.status in RETRY_WRITE and attempt + 1 < attempts:
-                    self._sleep(attempt, exc)
-                    continue
                 raise WriteFailed.from_api(verb, ref, exc) from None
             except urllib3.exceptions.ConnectTimeoutError as exc:  # NewConnectionError too: nothing was sent
-                if attempt + 1 < attempts:
-                    self._sleep(attempt, None)
-                    continue
                 raise ClusterUnreachable(self.name, _reason(exc, timeout)) from None
             except urllib3.exceptions.ReadTimeoutError:
                 raise WriteFailed(verb, ref, status=None, reason="timeout",
@@ -575,6 +583,32 @@ class ClusterGateway:
 
     def get_pv(self, name: str) -> dict | None:
         return self._get(self.core.read_persistent_volume, name, read="persistent volumes")
+
+
+class _Deadline:
+    """One overall limit for a call and its retries; each attempt gets what is left of it."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self._end = time.monotonic() + seconds
+        # A retry with less than this left would only turn "refused" into "timeout".
+        self.least_attempt = min(1.0, seconds / 4)
+
+    def left(self) -> float:
+        return max(self._end - time.monotonic(), 0.001)
+
+
+def _retry_read(exc: BaseException) -> bool:
+    if isinstance(exc, ApiException):
+        return exc.status in _RETRYABLE
+    return isinstance(exc, (urllib3.exceptions.HTTPError, OSError))
+
+
+def _retry_write(exc: BaseException) -> bool:
+    """Only what surely did nothing: a refusal before acting (429, 503) or no connection made."""
+    if isinstance(exc, ApiException):
+        return exc.status in RETRY_WRITE
+    return isinstance(exc, urllib3.exceptions.ConnectTimeoutError)
 
 
 def _reason(exc: BaseException, timeout: float) -> str:

@@ -38,7 +38,11 @@ def _structural_problems(obj: dict, objects: list[dict]) -> list[str]:
         bad = [g.get("name") for g in groups
                if not g.get("name") or not g.get("rules")
                or any(not r.get("expr") or bool(r.get("alert")) == bool(r.get("record")) for r in g["rules"])]
-        return ["no rule groups"] if not groups else [f"group {name!r} is malformed" for name in bad]
+        # The CRD makes groups a list map keyed by name: the API server refuses a name twice.
+        names = [g.get("name") for g in groups]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        return (["no rule groups"] if not groups else [f"group {name!r} is malformed" for name in bad]
+                + [f"group {name!r} appears twice (files/prometheus/*.yaml)" for name in twice])
     return [f"no schema and no structural check for {obj['apiVersion']} {obj['kind']}"]
 
 

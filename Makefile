@@ -29,6 +29,7 @@ demo: install
 # so the store tests cover SQLite and PostgreSQL; GPUBOT_TEST_POSTGRES_URL set = use that server.
 test: install-dev
 	bash scripts/fetch-helm.sh $(VENV)
+	bash scripts/fetch-promtool.sh >/dev/null
 	bash scripts/with-postgres.sh $(BIN)/python -m pytest -q
 	$(BIN)/python tests/benchmarks/bench_ack.py --bursts 50
 
@@ -40,6 +41,7 @@ bench: install-dev
 	$(BIN)/python tests/benchmarks/bench_flood.py
 	$(BIN)/python tests/benchmarks/bench_sweep.py
 	$(BIN)/python tests/benchmarks/bench_linear.py
+	$(BIN)/python tests/benchmarks/bench_charts.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info

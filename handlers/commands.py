@@ -10,7 +10,10 @@ from bot.payloads import META_EXPLAIN
 from bot.render.blocks import (
     error_blocks, explain_modal, queued_blocks, help_blocks, incident_detail_blocks, incident_list_blocks, nodepools_blocks, nodes_blocks,
 )
+from bot.permalinks import PERMALINKS
+from bot.render.blocks.incidents import MAX_LISTED
 from bot.render.blocks.text import escape
+from handlers.charts import attach_fleet_chart
 from handlers import flows
 from handlers.deps import Deps
 from handlers.forms import open_sealed_form
@@ -87,6 +90,8 @@ def _fleet(reply: Reply, deps: Deps, parsed: GpuCommand) -> None:
             reply.post(text=f"GPU NodePools in {escape(report.cluster)}", blocks=nodepools_blocks(report))
     except GpubotError as exc:
         reply.error(str(exc))
+        return
+    attach_fleet_chart(reply, report)
 
 
 def _incidents(reply: Reply, deps: Deps, parsed: GpuCommand) -> None:
@@ -103,6 +108,7 @@ def _incidents(reply: Reply, deps: Deps, parsed: GpuCommand) -> None:
         else:
             incidents = deps.store.list(status=parsed.status, since=parse_since(parsed.since), limit=200, access=access)
             title = f"{'Open' if parsed.status == 'open' else 'All'} incidents" + (f" (last {parsed.since})" if parsed.since else "")
-            reply.post(text=title, blocks=incident_list_blocks(incidents, title=title))
+            links = PERMALINKS.for_incidents(reply.client, incidents[:MAX_LISTED])
+            reply.post(text=title, blocks=incident_list_blocks(incidents, title=title, links=links))
     except GpubotError as exc:
         reply.error(str(exc))

@@ -19,7 +19,10 @@ from bot.render.blocks.modal import RESOLVE_BLOCK_ID, RESOLVE_CALLBACK_ID
 from bot.store import StoreUnavailable
 from bot.store.tx import STORE_UNAVAILABLE
 from bot.store.incidents import IncidentDetail
+from bot.permalinks import PERMALINKS
+from bot.render.blocks.home import TOP_PER_SEVERITY
 from handlers.actions import click_channel, opened_value, reply_for
+from handlers.charts import home_chart
 from handlers.deps import Deps
 from handlers.forms import open_sealed_form
 from handlers.guard import guarded
@@ -85,9 +88,13 @@ def register(app: App, deps: Deps) -> None:
         # App Home has no channel: the person's own grant and the policy's "*" channel decide.
         access = _access(deps, event["user"], None)
         try:
-            view = home_view(open_incidents=deps.store.list(status="open", limit=200, access=access),
-                             counts=deps.store.counts_by_code(access=access)) if deps.store else \
-                home_view(open_incidents=[], counts={})
+            if deps.store:
+                incidents = deps.store.list(status="open", limit=200, access=access)
+                view = home_view(open_incidents=incidents, counts=deps.store.counts_by_code(access=access),
+                                 links=PERMALINKS.for_incidents(client, _shown_on_home(incidents)),
+                                 chart_file_id=home_chart(client, deps.store, access=access))
+            else:
+                view = home_view(open_incidents=[], counts={})
         except (StoreUnavailable, SQLAlchemyError) as exc:
             log.warning("App Home without incidents: %s", " ".join(str(exc).split())[:300])
             view = home_view(open_incidents=[], counts={}, failure=STORE_UNAVAILABLE)
@@ -98,6 +105,14 @@ def register(app: App, deps: Deps) -> None:
     app.action(ACTION_RESOLVE)(ack=ack_resolution, lazy=[ask_resolution])
     app.view(RESOLVE_CALLBACK_ID)(ack=lambda ack: ack(), lazy=[resolve])
     app.event("app_home_opened")(ack=lambda ack: ack(), lazy=[home])
+
+
+def _shown_on_home(incidents: list) -> list:
+    """The incidents App Home lists (the first few of each severity): the only ones worth a link."""
+    by_severity: dict[str, list] = {}
+    for incident in incidents:
+        by_severity.setdefault(incident.severity, []).append(incident)
+    return [i for group in by_severity.values() for i in group[:TOP_PER_SEVERITY]]
 
 
 def _open_resolve_form(body: dict, client: WebClient, deps: Deps, reads: ThreadPoolExecutor) -> str | None:

@@ -187,6 +187,16 @@ _BLOCK_CHECKS = {
 
 
 def _image_element(element: dict, at: str) -> list[str]:
+    # An image comes from image_url or slack_file (a Slack file object with url or id), never both
+    # (docs.slack.dev/reference/block-kit/blocks/image-block, .../composition-objects/slack-file-object).
+    if "slack_file" in element:
+        ref = element["slack_file"]
+        found = [] if "image_url" not in element else [_error("only one of image_url, slack_file", at)]
+        if not isinstance(ref, dict) or len({"url", "id"} & set(ref)) != 1:
+            found.append(_error("slack_file needs exactly one of url, id", f"{at}/slack_file"))
+        value = element.get("alt_text")
+        return found + ([_error("missing required field: alt_text", at)] if not isinstance(value, str)
+                        else _length(value, ALT_TEXT, f"{at}/alt_text", minimum=1))
     found = []
     for key, limit in (("image_url", IMAGE_URL), ("alt_text", ALT_TEXT)):
         value = element.get(key)

@@ -26,10 +26,14 @@ from urllib.parse import parse_qsl, urlsplit
 from . import workspace as ws
 from .block_kit_limits import problems
 from .slack_limits import ResponseUrls, SlackLimits
-from .slack_methods import APP_TOKEN_METHODS, METHODS, SlackError, SlackState
+from .slack_methods import APP_TOKEN_METHODS, METHODS, SlackError, SlackState, upload_bytes
 
 JSON_ARGS = ("blocks", "view", "attachments", "metadata")
 RESPONSE_URL = "response_url"
+UPLOAD = "upload"  # the POST of a file's bytes to the URL files.getUploadURLExternal gave
+# The bot scopes of deploy/slack-app-manifest*.yaml; a test drops one to see the bot do without it.
+DEFAULT_SCOPES = frozenset({"app_mentions:read", "chat:write", "commands", "im:history", "channels:history",
+                            "groups:history", "usergroups:read", "users:read", "files:write"})
 
 
 @dataclass
@@ -70,13 +74,13 @@ class FakeSlack:
     """The Web API at ``.url`` (``http://127.0.0.1:<port>/api/``), response URLs under ``/response/``."""
 
     def __init__(self, *, token: str = ws.BOT_TOKEN, app_token: str = ws.APP_TOKEN, socket_mode: bool = False,
-                 enforce_limits: bool = False):
+                 enforce_limits: bool = False, scopes: frozenset[str] | set[str] = DEFAULT_SCOPES):
         self.token = token
         # Past Slack's published per-method and per-channel limits: 429 with Retry-After (slack_limits).
         self.limits = SlackLimits() if enforce_limits else None
         self.response_urls = ResponseUrls()
         self.app_token = app_token
-        self.state = SlackState(socket_url=self._socket_url)
+        self.state = SlackState(socket_url=self._socket_url, root_url=lambda: self.root, scopes=frozenset(scopes))
         self.socket_mode = None
         self._want_socket_mode = socket_mode
         self._recorder = _Recorder()
@@ -162,6 +166,7 @@ class FakeSlack:
         self._injected.clear()
         self.state.messages.clear()
         self.state.views.clear()
+        self.state.files.clear()
         self.response_urls = ResponseUrls()
 
     def seed_message(self, channel: str, **kwargs) -> str:
@@ -193,7 +198,7 @@ class FakeSlack:
             body = handler(self.state, args)
         except SlackError as e:
             body = e.body()
-        extra = {"x-oauth-scopes": "app_mentions:read,chat:write,commands,im:history,users:read"}
+        extra = {"x-oauth-scopes": ",".join(sorted(self.state.scopes))}
         return 200, body, extra if method == "auth.test" else {}
 
     def _auth_error(self, method: str, authorization: str | None) -> str | None:
@@ -284,6 +289,12 @@ def _handler_for(fake: FakeSlack) -> type[BaseHTTPRequestHandler]:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""
             headers = dict(self.headers.items())
+            if parts.path.startswith("/upload/v1/"):  # raw bytes (or multipart), never parsed as arguments
+                status, answer = upload_bytes(fake.state, parts.path.rsplit("/", 1)[-1], raw)
+                fake._recorder.add(Call(UPLOAD, {"length": len(raw)}, headers, time.monotonic(), parts.path, None,
+                                        status))
+                self._send(status, answer, {})
+                return
             try:
                 args = parse_args(raw, self.headers.get("Content-Type", ""), parts.query)
             except (ValueError, UnicodeDecodeError):

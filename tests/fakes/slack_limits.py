@@ -7,7 +7,9 @@ table in the bot is caught here rather than agreed with:
   per second per channel, while also maintaining a workspace-wide limit" (unpublished; taken as 300 a
   minute here). Enforced as the floor of each tier in a sliding 60 s window.
 - each method's reference page for its tier (chat.update, chat.delete: Tier 3; chat.postEphemeral,
-  views.open/update/publish, users.info: Tier 4; conversations.info: Tier 3; usergroups.users.list: Tier 2).
+  views.open/update/publish, users.info: Tier 4; conversations.info: Tier 3; usergroups.users.list: Tier 2;
+  files.getUploadURLExternal, files.completeUploadExternal: Tier 4; chat.getPermalink: "special", "hundreds
+  of requests per minute", not limited here).
 - docs.slack.dev/interactivity/handling-user-interaction: a response_url may be used up to 5 times within
   30 minutes; a trigger_id expires 3 seconds after it was issued and can be used once.
 """
@@ -25,6 +27,7 @@ METHOD_TIER = {
     "chat.update": 3, "chat.delete": 3, "conversations.info": 3,
     "chat.postEphemeral": 4, "views.open": 4, "views.update": 4, "views.publish": 4, "views.push": 4,
     "users.info": 4, "usergroups.users.list": 2,
+    "files.getUploadURLExternal": 4, "files.completeUploadExternal": 4,
 }
 POST_PER_CHANNEL_PER_S = 1
 POST_WORKSPACE_PER_MINUTE = 300

@@ -20,6 +20,9 @@ if TYPE_CHECKING:  # the store speaks SQL; rendering needs only its plain datacl
     from bot.store.incidents import FindingView, IncidentDetail, IncidentView, Recorded, TimelineView
 
 USER_ID = re.compile(r"^[UW][A-Z0-9]{2,}$")
+# A permalink as chat.getPermalink gives it; anything else (a character that would end the mrkdwn link
+# early) is shown without a link rather than trusted.
+SLACK_URL = re.compile(r"^https://[A-Za-z0-9.-]+\.slack\.com/[^\s<>|]{1,500}$")
 _MENTION = re.compile(r"<@([UW][A-Z0-9]{2,})>")
 MAX_LISTED = 20
 MAX_FINDINGS = 4
@@ -100,22 +103,29 @@ def incident_action_blocks(message: str) -> list[dict]:
 
 # --- /gpu incidents -------------------------------------------------------------------------------
 
-def incident_line(incident: IncidentView) -> str:
-    """``:red_circle: *#12* `karpenter.disruption` on `pytorchjob/x` · open · 3× · updated <date>``."""
-    return (f"{marker(incident.severity)} *#{incident.id}* `{clean(incident.code, CODE_LIMIT)}` on "
+def incident_line(incident: IncidentView, *, link: str | None = None) -> str:
+    """``:red_circle: *#12* `karpenter.disruption` on `pytorchjob/x` · open · 3× · updated <date>``, the
+    number linking to the incident's thread when ``link`` (its chat.getPermalink URL) is given."""
+    number = f"#{incident.id}"
+    if link is not None and SLACK_URL.match(link):
+        number = f"<{link}|{number}>"
+    return (f"{marker(incident.severity)} *{number}* `{clean(incident.code, CODE_LIMIT)}` on "
             f"`{clean(incident.target, TARGET_LIMIT)}` · {clean(incident.status, 30)} · "
             f"{incident.occurrences}× · updated {slack_date(incident.updated_at)}")
 
 
-def incident_list_blocks(incidents: list[IncidentView], *, title: str) -> list[dict]:
-    """A header, then one section per incident, in the order given (the store sorts worst first)."""
+def incident_list_blocks(incidents: list[IncidentView], *, title: str, links: dict[int, str] | None = None) -> list[dict]:
+    """A header, then one section per incident, in the order given (the store sorts worst first);
+    ``links``: incident id -> its thread's URL."""
     blocks = [kit.header(title)]
     if not incidents:
         return blocks + [kit.section(":large_green_circle: No open incidents.")]
+    links = links or {}
     for incident in incidents[:MAX_LISTED]:
         where = " · ".join(p for p in (_namespace(incident), f"cluster `{clean(incident.cluster, 100)}`"
                                        if incident.cluster else "") if p)
-        blocks.append(kit.section(incident_line(incident) + (f"\n{where}" if where else "")))
+        line = incident_line(incident, link=links.get(incident.id))
+        blocks.append(kit.section(line + (f"\n{where}" if where else "")))
     if len(incidents) > MAX_LISTED:
         blocks.append(kit.context(f"and {len(incidents) - MAX_LISTED} more: `/gpu incident ID` shows one"))
     return blocks

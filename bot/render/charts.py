@@ -1,0 +1,196 @@
+"""Charts for where people would rather look than read: GPU use against NodePool limits, each node's
+healthy / unhealthy / allocated GPUs, and incidents by code week by week. PNG bytes out.
+
+Inputs are the reports the text renderers use (playbooks.fleet) and plain counts, so the chart and its
+text fallback can never disagree. Every chart is deterministic: fixed size and DPI, no timestamp or
+software version in the PNG's metadata, so the same data gives the same bytes (an uploaded chart can be
+reused by its hash). matplotlib is imported on first use, with the Agg backend through its object API
+(``Figure`` + ``FigureCanvasAgg``, no pyplot): the CLI's start-up does not pay for it, and charts drawn
+in several threads at once share no global figure state.
+"""
+from __future__ import annotations
+
+import io
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import TYPE_CHECKING, Iterable
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    from playbooks.fleet import NodePoolsReport, NodesReport
+
+DPI = 100
+WIDTH_IN = 8.0
+MAX_BARS = 20  # rows beyond this are summed into "and N more" in the title, as the text table does
+MAX_CODES = 8  # codes beyond the most frequent are stacked as "other"
+WEEKS = 8
+# Okabe-Ito colours: told apart by readers with any of the common colour-vision deficiencies.
+GREEN, ORANGE, RED, BLUE, GREY = "#009E73", "#E69F00", "#D55E00", "#0072B2", "#BBBBBB"
+CODE_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000", GREY)
+# PNG tEXt chunks matplotlib writes by default ("Software": its version): dropped for identical bytes.
+_NO_METADATA = {"Software": None}
+
+
+@dataclass(frozen=True)
+class WeekCounts:
+    """Incidents opened in the week starting ``start`` (a Monday, UTC), by finding code."""
+    start: datetime
+    counts: dict[str, int]
+
+
+def nodepools_chart(report: NodePoolsReport) -> bytes:
+    """One horizontal bar per NodePool: GPUs used against its limit (a marker at the limit, the share as a
+    label); a NodePool without a GPU limit shows its use only."""
+    pools = report.nodepools[:MAX_BARS]
+    fig, ax = _figure(rows=len(pools))
+    names = [p.name for p in pools][::-1]
+    top = max([1, *(max(p.gpu_used, p.gpu_limit or 0) for p in pools)])
+    for y, pool in enumerate(reversed(pools)):
+        colour = RED if pool.at_limit else ORANGE if pool.gpu_limit and pool.gpu_used >= 0.9 * pool.gpu_limit \
+            else BLUE
+        ax.barh(y, pool.gpu_used, color=colour, height=0.6)
+        if pool.gpu_limit is not None:
+            ax.plot([pool.gpu_limit, pool.gpu_limit], [y - 0.4, y + 0.4], color="black", linewidth=2)
+            share = f"{100 * pool.gpu_used // pool.gpu_limit}%" if pool.gpu_limit else "limit 0"
+            label = f"{pool.gpu_used} / {pool.gpu_limit} ({share})"
+        else:
+            label = f"{pool.gpu_used} / no limit"
+        ax.text(max(pool.gpu_used, pool.gpu_limit or 0) + top * 0.01, y, label, va="center", fontsize=9)
+    ax.set_yticks(range(len(names)), labels=names)
+    _margins(fig, labels=names)
+    ax.set_xlim(0, top * 1.3)
+    ax.set_xlabel("nvidia.com/gpu (black mark: the NodePool's limit)")
+    more = len(report.nodepools) - len(pools)
+    _title(ax, f"GPU NodePools · {report.cluster}: GPUs used against limits", more, "NodePools")
+    return _png(fig)
+
+
+def nodes_chart(report: NodesReport) -> bytes:
+    """One stacked bar per node, worst first (the report's order): healthy GPUs (allocatable: what the
+    device plugin offers to pods), then unhealthy ones (capacity it does not offer), labelled
+    allocatable / capacity as the text table is."""
+    nodes = report.nodes[:MAX_BARS]
+    fig, ax = _figure(rows=len(nodes))
+    labels = [_short(n.name) + ("" if n.ready else " (NotReady)") for n in nodes][::-1]
+    healthy = [n.gpu_allocatable for n in nodes][::-1]
+    unhealthy = [n.unhealthy_gpus for n in nodes][::-1]
+    rows = range(len(nodes))
+    ax.barh(rows, healthy, color=GREEN, height=0.6, label="healthy (allocatable)")
+    if any(unhealthy):  # no legend entry (and no red) for what is not there
+        ax.barh(rows, unhealthy, left=healthy, color=RED, height=0.6, label="unhealthy")
+    top = max([1, *(n.gpu_capacity for n in nodes)])
+    for y, node in zip(rows, reversed(nodes)):
+        ax.text(node.gpu_capacity + top * 0.01, y, f"{node.gpu_allocatable}/{node.gpu_capacity}", va="center",
+                fontsize=9, color="black" if node.ready else RED)
+    ax.set_yticks(list(rows), labels=labels)
+    _margins(fig, labels=labels, right=0.78)
+    ax.set_xlim(0, top * 1.25)
+    ax.set_xlabel("GPUs per node")
+    if nodes:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    _title(ax, f"GPU nodes · {report.cluster}: healthy and unhealthy GPUs", len(report.nodes) - len(nodes) + report.more,
+           "nodes")
+    return _png(fig)
+
+
+def incidents_chart(weeks: list[WeekCounts]) -> bytes:
+    """Stacked weekly bars of incidents opened, one colour per finding code (the most frequent
+    ``MAX_CODES``; the rest as "other")."""
+    totals: Counter[str] = Counter()
+    for week in weeks:
+        totals.update(week.counts)
+    ranked = [code for code, _ in sorted(totals.items(), key=lambda kv: (-kv[1], kv[0]))]
+    shown, rest = ranked[:MAX_CODES], set(ranked[MAX_CODES:])
+    fig = _new_figure(height=3.6)
+    ax = fig.add_subplot()
+    x = range(len(weeks))
+    bottom = [0] * len(weeks)
+    series = [(code, [w.counts.get(code, 0) for w in weeks]) for code in shown]
+    if rest:
+        series.append(("other", [sum(n for c, n in w.counts.items() if c in rest) for w in weeks]))
+    for i, (code, values) in enumerate(series):
+        colour = GREY if code == "other" else CODE_COLOURS[i % len(CODE_COLOURS)]
+        ax.bar(x, values, bottom=bottom, color=colour, width=0.7, label=code)
+        bottom = [b + v for b, v in zip(bottom, values)]
+    ax.set_xticks(list(x), labels=[w.start.strftime("%d %b") for w in weeks], fontsize=8)
+    ax.set_ylim(0, max([1, *bottom]) * 1.15)
+    ax.set_ylabel("incidents opened")
+    ax.yaxis.get_major_locator().set_params(integer=True)
+    if series:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
+    else:
+        ax.text(0.5, 0.5, "No incidents", transform=ax.transAxes, ha="center", va="center", color=GREY)
+    ax.set_title("Incidents by finding code, week by week (weeks from Monday, UTC)", fontsize=10, loc="left")
+    ax.spines[["top", "right"]].set_visible(False)
+    fig.subplots_adjust(left=0.08, right=0.68, top=0.9, bottom=0.1)
+    return _png(fig)
+
+
+def incidents_by_week(opened: Iterable[tuple[datetime, str]], *, now: datetime, weeks: int = WEEKS) -> list[WeekCounts]:
+    """(opened at, code) pairs counted into the last ``weeks`` weeks (Monday to Sunday, UTC), oldest
+    first, the current week last; older ones are left out."""
+    now = _utc(now)
+    this_monday = (now - timedelta(days=now.weekday())).replace(hour=0, minute=0, second=0, microsecond=0)
+    starts = [this_monday - timedelta(weeks=weeks - 1 - i) for i in range(weeks)]
+    buckets: list[Counter[str]] = [Counter() for _ in starts]
+    for at, code in opened:
+        at = _utc(at)
+        index = (at - starts[0]) // timedelta(weeks=1)
+        if 0 <= index < weeks and at <= now:
+            buckets[int(index)][code] += 1
+    return [WeekCounts(start=s, counts=dict(b)) for s, b in zip(starts, buckets)]
+
+
+# -- shared ------------------------------------------------------------------------------------
+
+def _new_figure(*, height: float) -> Figure:
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(WIDTH_IN, height), dpi=DPI)
+
+
+def _figure(*, rows: int) -> tuple[Figure, Axes]:
+    # Height grows with the rows so bars and labels stay readable, between 2 and 9.5 inches.
+    fig = _new_figure(height=min(9.5, max(2.0, 0.9 + 0.38 * max(rows, 1))))
+    ax = fig.add_subplot()
+    ax.spines[["top", "right"]].set_visible(False)
+    if rows == 0:
+        ax.text(0.5, 0.5, "Nothing to show", transform=ax.transAxes, ha="center", va="center", color=GREY)
+        ax.set_yticks([])
+    return fig, ax
+
+
+def _title(ax: Axes, text: str, more: int, what: str) -> None:
+    ax.set_title(text + (f" (and {more} more {what})" if more > 0 else ""), fontsize=10, loc="left")
+
+
+def _margins(fig: Figure, *, labels: list[str], right: float = 0.97) -> None:
+    """Room for the row labels, worked out from their length rather than measured (tight_layout draws
+    the figure once more to measure: a third of the render time)."""
+    longest = max((len(label) for label in labels), default=4)
+    height = fig.get_figheight()
+    fig.subplots_adjust(left=min(0.45, (0.25 + 0.075 * longest) / WIDTH_IN), right=right,
+                        top=1 - 0.4 / height, bottom=0.6 / height)
+
+
+def _png(fig: Figure) -> bytes:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig)
+    out = io.BytesIO()
+    fig.savefig(out, format="png", dpi=DPI, metadata=_NO_METADATA)
+    return out.getvalue()
+
+
+def _short(name: str) -> str:
+    for suffix in (".compute.internal", ".ec2.internal"):
+        if name.endswith(suffix):
+            return name.split(".", 1)[0]
+    return name
+
+
+def _utc(at: datetime) -> datetime:
+    return at.replace(tzinfo=timezone.utc) if at.tzinfo is None else at.astimezone(timezone.utc)

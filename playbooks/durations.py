@@ -46,7 +46,7 @@ def _nanoseconds(number: str, unit_ns: int) -> int:
     whole, _, fraction = number.partition(".")
     ns = int(whole or "0") * unit_ns
     if fraction:
-        ns += int(fraction) * unit_ns // 10 ** len(fraction)
+        ns += (int(fraction) * unit_ns + 10 ** len(fraction) // 2) // 10 ** len(fraction)  # to the nearest ns
     return ns
 
 
@@ -76,7 +76,8 @@ def _scan(text: object, term, *, bare_seconds: bool = False) -> int | None:
 
 
 def _delta(ns: int) -> timedelta:
-    return timedelta(microseconds=ns // 1000) if ns >= 0 else -timedelta(microseconds=-ns // 1000)
+    micros = (abs(ns) + 500) // 1000  # timedelta holds microseconds: the nearest one
+    return timedelta(microseconds=micros) if ns >= 0 else -timedelta(microseconds=micros)
 
 
 def parse_go_duration(text: object) -> timedelta | None:

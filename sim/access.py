@@ -94,3 +94,21 @@ def _forbidden(*, method: str, group: str, plural: str, subresource: str | None,
                name: str | None, watch: bool) -> ApiError:
     return resources.forbidden(verb=verb(method, named=name is not None, watch=watch), plural=plural,
                                subresource=subresource, group=group, namespace=namespace, name=name)
+
+
+# authorization.k8s.io/v1 SelfSubjectAccessReview (k8s.io/api/authorization/v1 types.go): "may I VERB
+# RESOURCE?" answered from the same rules that refuse requests, so a check agrees with the real call.
+REVIEW_GROUP, REVIEW_PLURAL = "authorization.k8s.io", "selfsubjectaccessreviews"
+
+
+def review(rules: tuple[Rule, ...], body: dict) -> dict:
+    attributes = ((body.get("spec") or {}).get("resourceAttributes") or {})
+    refused = any(rule.refuses(verb=str(attributes.get("verb", "")), group=str(attributes.get("group", "")),
+                               plural=str(attributes.get("resource", "")),
+                               subresource=attributes.get("subresource") or None,
+                               namespace=attributes.get("namespace") or None) for rule in rules)
+    status = {"allowed": not refused}
+    if refused:
+        status["reason"] = "forbidden by the scenario's api.forbidden rules"
+    return {"kind": "SelfSubjectAccessReview", "apiVersion": f"{REVIEW_GROUP}/v1", "metadata": {"creationTimestamp": None},
+            "spec": body.get("spec") or {}, "status": status}

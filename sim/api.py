@@ -233,6 +233,11 @@ def _resource_request(
 ) -> Response:
     if group == authn.GROUP and rest == [authn.PLURAL]:
         return _self_subject_review(cluster, version=version, request=request)
+    if (group, version, rest) == (access.REVIEW_GROUP, "v1", [access.REVIEW_PLURAL]) and request.method == "POST":
+        body = _json_body(request)
+        if not isinstance(body, dict):
+            raise resources.bad_request("the body of a POST must be a JSON object")
+        return Response(201, access.review(cluster.forbidden, body))
     target = _parse_target(cluster, group=group, version=version, rest=rest)
     access.check(cluster.forbidden, method=request.method, group=target.rt.group, plural=target.rt.plural,
                  subresource=target.subresource, namespace=target.namespace, name=target.name,

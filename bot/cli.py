@@ -27,6 +27,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="gpubot", description="Diagnose GPU training jobs on EKS + Karpenter.")
+    parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     def cluster_options(p: argparse.ArgumentParser) -> None:
@@ -51,7 +52,18 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--kubeconfig", help="kubeconfig file (default: KUBECONFIG or ~/.kube/config)")
         p.add_argument("--json", action="store_true")
 
-    p = sub.add_parser("serve", help="run the Slack bot (Socket Mode or HTTP, from the environment)")
+    from bot.settings_help import help_epilog
+
+    p = sub.add_parser("serve", help="run the Slack bot (Socket Mode or HTTP, from the environment)",
+                       epilog=help_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
+
+    p = sub.add_parser("doctor", help="check settings, policy, database, Slack, cluster and AWS access; say what to fix")
+    p.add_argument("--context", help="kubeconfig context (cluster) to check (default: GPUBOT_CONTEXT or the current one)")
+    p.add_argument("--kubeconfig", help="kubeconfig file (default: KUBECONFIG or ~/.kube/config)")
+    p.add_argument("--json", action="store_true", help="print the checks as JSON")
+    p.add_argument("--derived-button-key", action="store_true",
+                   help="print the button key derived from the Slack secret (hex:...), to keep it in GPUBOT_BUTTON_KEYS "
+                        "while the signing secret is rotated")
 
     p = sub.add_parser("explain", help="diagnose a pasted log or describe output (FILE, or - for stdin)")
     p.add_argument("file", nargs="?", default="-")
@@ -95,11 +107,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        ours = version("gpubot")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        ours = "unknown (not installed)"
+    return f"gpubot {ours} (Python {sys.version.split()[0]})"
+
+
 def main(argv: list[str] | None = None) -> int:
     args_list = sys.argv[1:] if argv is None else argv
     wants_json = "--json" in args_list
     try:
         args = build_parser().parse_args(args_list)
+        if args.command == "doctor":  # loads the settings itself: a bad one is a failed check, with the rest
+            from bot.doctor import run as doctor
+
+            return doctor(args)
         settings = load_settings()
         return _dispatch(args, settings)
     except SettingsError as exc:

@@ -121,6 +121,11 @@ class EksTokenSource:
         self._token: str | None = None
         self._expires = 0.0
 
+    @property
+    def expires_at(self) -> float:
+        """When the token in hand stops being accepted (0 before the first one is made)."""
+        return self._expires
+
     def token(self) -> str:
         with self._lock:
             if self._token is None or self._clock() >= self._expires - REFRESH_BEFORE:

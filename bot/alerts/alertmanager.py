@@ -65,6 +65,15 @@ class AlertBatch:
     truncated: int  # alerts Alertmanager left out (the receiver's max_alerts)
     alerts: list[IncomingAlert]
     external_url: str = ""
+    body: bytes = field(default=b"", repr=False, compare=False)  # as received, for the inbox to store
+
+    @property
+    def dedupe_key(self) -> str:
+        """Equal for the same notification sent again: Alertmanager retries a webhook whose answer it did
+        not get (notify/webhook/webhook.go), with the same group and the same alerts in the same states."""
+        alerts = sorted((a.am_fingerprint, a.status, a.starts_at.isoformat()) for a in self.alerts)
+        key = json.dumps([self.group_key, self.status, self.truncated, alerts])
+        return hashlib.sha256(key.encode()).hexdigest()
 
     def by_problem(self) -> list[IncomingAlert]:
         """One alert per problem fingerprint, firing when any alert for it fires.
@@ -112,6 +121,7 @@ def parse_webhook(body: bytes, *, cluster: str = "") -> AlertBatch:
         truncated=truncated,
         alerts=[_alert(a, index=i, cluster=cluster) for i, a in enumerate(alerts)],
         external_url=_string(data, "externalURL", where="", required=False),
+        body=body,
     )
 
 

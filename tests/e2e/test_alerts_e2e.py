@@ -122,9 +122,12 @@ def test_alertmanager_firing_then_resolved_over_http(world):
         assert _post(server.port, _webhook("firing"), token="wrong")[0] == 401
         assert _post(server.port, {"version": "3"})[0] == 400
         assert _post(server.port, _webhook("firing")) == (202, {"accepted": 1})
+        assert _messages(slack) == []  # stored and answered; handled after the answer
+        assert alerts.inbox.drain() == 1
         [posted] = _messages(slack)
         assert "Xid 79" in json.dumps(posted.args)
         assert _post(server.port, _webhook("resolved")) == (202, {"accepted": 1})
+        assert alerts.inbox.drain() == 1
         final = [c for c in slack.calls("chat.update") if c.args["ts"] == posted.response["ts"]][-1]
         assert final.args["text"].startswith("Resolved"), final.args["text"]
         assert "Alertmanager sent resolved" in json.dumps(final.args)

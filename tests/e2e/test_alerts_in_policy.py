@@ -78,6 +78,7 @@ def crash_loop(pod: str, namespace: str, *, summary: str | None = None, fingerpr
 def deliver(alerts: Alerts, body: bytes) -> None:
     status, answer = alerts.endpoint.handle("POST", {"Authorization": f"Bearer {TOKEN}"}, body)
     assert (status, answer) == (202, {"accepted": json.loads(body)["alerts"].__len__()})
+    assert alerts.inbox.drain() == 1  # stored by the answer, handled after it
 
 
 def texts(value, key: str | None = None):

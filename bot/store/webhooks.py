@@ -1,0 +1,114 @@
+"""Alertmanager's webhook bodies, kept in the database between the 202 and their handling.
+
+The webhook answers as soon as the body is stored (``put``: one INSERT), so nothing that takes time (a
+sweep, a diagnosis, Slack's rate limits) can make Alertmanager time out and send it again. A consumer on
+any replica then ``claim``s stored bodies: on PostgreSQL with ``SELECT ... FOR UPDATE SKIP LOCKED``, so
+replicas never wait on each other's rows; on SQLite every write transaction is ``BEGIN IMMEDIATE``
+(bot.store.db), so the guarded UPDATE of ``claimed_at`` alone decides. A claim older than CLAIM_FOR
+(a replica died while handling) is taken over. ``dedupe_key`` is unique: the same notification sent
+again (Alertmanager's retry after a lost answer) is recognised and changes nothing.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import and_, delete, or_, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from bot.store.models import WebhookPayload
+from bot.store.tx import ClockedStore, aware
+
+CLAIM_FOR = timedelta(minutes=5)
+# Handling a body that keeps failing is given up after this many tries (the error stays on the row),
+# each tried again RETRY_AFTER x its tries later (Slack or the database back by then, or not).
+MAX_ATTEMPTS = 5
+RETRY_AFTER = timedelta(seconds=30)
+
+
+@dataclass(frozen=True)
+class Stored:
+    id: int
+    body: bytes
+    attempts: int
+    received_at: datetime
+
+
+class WebhookStore(ClockedStore):
+
+    def put(self, body: bytes, *, dedupe_key: str, alerts: int) -> bool:
+        """Store ``body``; False when a body with ``dedupe_key`` was stored before (nothing is written)."""
+        def work(session: Session) -> bool:
+            if session.scalar(select(WebhookPayload.id).where(WebhookPayload.dedupe_key == dedupe_key)) is not None:
+                return False
+            try:
+                with session.begin_nested():
+                    session.add(WebhookPayload(dedupe_key=dedupe_key, body=body.decode("utf-8"), alerts=alerts,
+                                               received_at=self._now(), attempts=0))
+            except IntegrityError:
+                return False  # the same retry stored by another replica a moment ago
+            return True
+        return self._tx(work)
+
+    def claim(self, *, owner: str, limit: int = 10) -> list[Stored]:
+        """Up to ``limit`` stored bodies nobody is handling, oldest first, now claimed by ``owner``."""
+        def work(session: Session) -> list[Stored]:
+            now = self._now()
+            free = and_(WebhookPayload.handled_at.is_(None), or_(WebhookPayload.claimed_at.is_(None),
+                                                                 WebhookPayload.claimed_at < now - CLAIM_FOR))
+            ids = session.scalars(select(WebhookPayload.id).where(free).order_by(WebhookPayload.id).limit(limit)
+                                  .with_for_update(skip_locked=True)).all()
+            if not ids:
+                return []
+            session.execute(update(WebhookPayload).where(WebhookPayload.id.in_(ids), free)
+                            .values(claimed_by=owner, claimed_at=now, attempts=WebhookPayload.attempts + 1)
+                            .execution_options(synchronize_session=False))
+            rows = session.scalars(select(WebhookPayload).where(WebhookPayload.id.in_(ids),
+                                                                WebhookPayload.claimed_by == owner,
+                                                                WebhookPayload.claimed_at == now)
+                                   .order_by(WebhookPayload.id)).all()
+            return [Stored(id=r.id, body=(r.body or "").encode("utf-8"), attempts=r.attempts,
+                           received_at=aware(r.received_at)) for r in rows]
+        return self._tx(work)
+
+    def handled(self, payload_id: int, *, owner: str) -> None:
+        """Done: the body is emptied (the alerts it held are in the alert store, redacted)."""
+        self._finish(payload_id, owner=owner, error=None)
+
+    def failed(self, payload_id: int, *, owner: str, error: str, attempts: int) -> None:
+        """Handling failed: the body is tried again after RETRY_AFTER x ``attempts`` (by any replica), or,
+        after MAX_ATTEMPTS, given up with ``error`` kept."""
+        if attempts >= MAX_ATTEMPTS:
+            self._finish(payload_id, owner=owner, error=error)
+            return
+
+        def work(session: Session) -> None:
+            session.execute(update(WebhookPayload).where(WebhookPayload.id == payload_id,
+                                                         WebhookPayload.claimed_by == owner)
+                            # free once claimed_at is CLAIM_FOR old: the backoff from now on
+                            .values(claimed_by=None, claimed_at=self._now() - CLAIM_FOR + RETRY_AFTER * attempts,
+                                    error=error[:1000])
+                            .execution_options(synchronize_session=False))
+        self._tx(work)
+
+    def _finish(self, payload_id: int, *, owner: str, error: str | None) -> None:
+        def work(session: Session) -> None:
+            session.execute(update(WebhookPayload).where(WebhookPayload.id == payload_id,
+                                                         WebhookPayload.claimed_by == owner)
+                            .values(handled_at=self._now(), body=None, error=error and error[:1000])
+                            .execution_options(synchronize_session=False))
+        self._tx(work)
+
+    def pending(self) -> int:
+        """Bodies stored and not handled yet."""
+        return self._tx(lambda session: len(session.scalars(
+            select(WebhookPayload.id).where(WebhookPayload.handled_at.is_(None))).all()))
+
+    def forget(self, *, before: datetime) -> int:
+        """Delete handled rows (their dedupe keys) older than ``before``: a retry comes within minutes."""
+        def work(session: Session) -> int:
+            result = session.execute(delete(WebhookPayload).where(WebhookPayload.handled_at.is_not(None),
+                                                                  WebhookPayload.handled_at < before))
+            return result.rowcount or 0
+        return self._tx(work)

@@ -59,7 +59,6 @@ def _integer(minimum: int = 0) -> Parser:
         if value < minimum:
             raise SettingsError(f"{name} must be at least {minimum}, got {raw!r}")
         return value
-    parse.minimum = minimum  # type: ignore[attr-defined]
     return parse
 
 

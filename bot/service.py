@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Callable
 from bot.errors import ClusterConfigError, ClusterError, NotFoundError, Refused, UserError
 from bot.gateway import ClusterGateway, connect
 from bot.gateway.ec2 import Ec2Catalog, catalog_for
+from bot.observe import timed_diagnosis
 from bot.settings import Settings
 from bot.targets import parse_target, validate_context, validate_namespace
 from bot.textinput import decode_log
@@ -164,7 +165,7 @@ class DiagnosisService:
                 raise Refused(access.refusal(gateway.name, target.namespace))
         limits = Limits(max_pods=self.settings.max_pods_per_job)
         try:
-            diagnosis = diagnose(target, gateway=gateway, catalog=self.catalog(gateway), registry=self.registry,
+            diagnosis = timed_diagnosis(diagnose, target, gateway=gateway, catalog=self.catalog(gateway), registry=self.registry,
                                  limits=limits, on_resolved=on_resolved, progress=progress,
                                  namespace_allowed=None if access.unrestricted else allowed)
         except NamespaceNotFound as exc:

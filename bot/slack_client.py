@@ -13,6 +13,7 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler
 
 from bot.delivery.pacer import Pacer, PaceTimeout
+from bot.metrics import count_slack_call
 
 log = logging.getLogger(__name__)
 
@@ -56,12 +57,13 @@ class PacedWebClient(WebClient):
             self._take_slot(api_method, channel, deadline)
             try:
                 try:
-                    return super().api_call(api_method, http_verb=http_verb, files=files, data=data, params=params,
-                                            json=json, headers=headers, auth=auth)
+                    return _counted(api_method, super().api_call(api_method, http_verb=http_verb, files=files, data=data, params=params,
+                                            json=json, headers=headers, auth=auth))
                 finally:
                     self.pacer.finished(api_method, channel)
             except SlackApiError as exc:
                 status = getattr(exc.response, "status_code", 200)
+                count_slack_call(api_method, status)
                 if status == 429:
                     wait = retry_after(exc)
                     self.pacer.hold(api_method, channel, wait)
@@ -72,6 +74,7 @@ class PacedWebClient(WebClient):
                 if self.best_effort or time.monotonic() + wait > deadline:
                     raise
             except OSError as exc:  # the connection failed after slack_sdk's own retries
+                count_slack_call(api_method, None)
                 wait = min(MAX_BACKOFF_S, 0.5 * 2.0 ** attempt)
                 if self.best_effort or time.monotonic() + wait > deadline:
                     raise
@@ -140,6 +143,11 @@ def _retry_handlers() -> list:
     # 429s and 5xx are not left to slack_sdk: the pacer must hear of a 429 (it holds the method for
     # everyone), and slack_sdk's backoff would not stop at the answer's deadline.
     return [ConnectionErrorRetryHandler(max_retry_count=MAX_RETRIES)]
+
+
+def _counted(method: str, response):
+    count_slack_call(method, getattr(response, "status_code", 200))
+    return response
 
 
 def _channel_of(*sources: dict | None) -> str | None:

@@ -7,6 +7,7 @@ import logging
 import uuid
 from typing import Callable
 
+from bot.observe import failed, observed
 from bot.render.blocks import error_blocks
 
 log = logging.getLogger("gpubot.handlers")
@@ -19,9 +20,10 @@ def guarded(fn: Callable) -> Callable:
             return fn(*args, **kwargs)
         except Exception:  # noqa: BLE001 - reported to the user and logged with its traceback
             ref = uuid.uuid4().hex[:8]
+            failed()
             log.exception("listener %s failed (ref %s)", fn.__name__, ref)
             _tell(kwargs, f"Something went wrong on gpubot's side (ref {ref}); the details are in its log.")
-    return wrapper
+    return observed(fn.__name__, wrapper)
 
 
 def _tell(kwargs: dict, message: str) -> None:

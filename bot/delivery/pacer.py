@@ -17,6 +17,7 @@ from typing import Callable
 
 from bot.delivery.limits import CHANNEL_BUCKETS, CHANNEL_LIMITS, METHOD_LIMITS, MethodLimit, channel_key, scaled
 from bot.delivery.windows import SlidingWindows
+from bot.metrics import pacer_wait
 
 
 class PaceTimeout(Exception):
@@ -44,7 +45,8 @@ class Pacer:
             now = self._clock()
             if now + wait > deadline:
                 raise PaceTimeout(f"{method}: no slot within {max(0.0, deadline - now):.1f} s")
-            self._sleep(wait)
+            with pacer_wait():
+                self._sleep(wait)
 
     def try_acquire(self, method: str, channel: str | None) -> bool:
         """A slot now, only if half the method's window would still be free; False: drop the call."""

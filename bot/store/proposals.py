@@ -21,6 +21,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from bot.errors import NotFoundError, UserError
+from bot.metrics import count_remediation
 from bot.policy.model import Access
 from bot.store.models import PROPOSAL_STATES, Incident, Proposal, ProposalApproval, ProposalMessage, TimelineEntry
 from bot.store.tx import ClockedStore, aware
@@ -93,7 +94,9 @@ class ProposalStore(ClockedStore):
             self._note(session, row, "remediation_proposed", requested_by,
                        f"{_headline(row)}: {_summary(row)}.{reason_part} Expires {expiry}.")
             return self._view(session, row)
-        return self._tx(work)
+        proposed = self._tx(work)
+        count_remediation("pending")
+        return proposed
 
     # -- deciding ----------------------------------------------------------------------------------
 
@@ -283,6 +286,8 @@ class ProposalStore(ClockedStore):
             update(Proposal).where(Proposal.id == row.id, Proposal.state.in_(frm), *also)
             .values(state=to, version=Proposal.version + 1, **values)
             .execution_options(synchronize_session=False))
+        if result.rowcount == 1:
+            count_remediation(to)  # counted once the move is made (a retried transaction may count it again)
         return result.rowcount == 1
 
     def _add_approval(self, session: Session, proposal_id: int, approver: str, now: datetime) -> bool:

@@ -12,6 +12,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from bot.errors import GpubotError
+from bot.metrics import count_database_error
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -73,12 +74,15 @@ class Transactions:
                 if not transient(exc):
                     if isinstance(exc, OperationalError):  # refused login, unknown host, missing database
                         log.error("the incident database cannot be used: %s", short(exc))
+                        count_database_error("unavailable")
                         raise StoreUnavailable() from None
                     raise
                 if attempt + 1 == self._attempts:
                     log.error("the incident database did not answer after %d attempts: %s", self._attempts, short(exc))
+                    count_database_error("unavailable")
                     raise StoreUnavailable() from None
                 log.warning("transient database error, retrying: %s", short(exc))
+                count_database_error("transient")
                 time.sleep(self._backoff * (2**attempt))
         raise AssertionError("unreachable")
 

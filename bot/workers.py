@@ -30,6 +30,7 @@ from slack_bolt.util.utils import get_name_for_callable
 
 from bot.delivery.pacer import Pacer, method_limits
 from bot.delivery.windows import SlidingWindows
+from bot.metrics import WorkerMetrics
 from bot.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -86,6 +87,7 @@ class WorkerPool:
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._supervisor: threading.Thread | None = None
+        self.metrics = WorkerMetrics()  # the directory the workers' samples go to (bot.metrics)
 
     # -- lifecycle ------------------------------------------------------------------------------
     def start(self) -> "WorkerPool":
@@ -99,7 +101,8 @@ class WorkerPool:
         proc = _CTX.Process(target=worker_main, name=f"gpubot-worker-{i}", daemon=True,
                             args=(self.settings, i, self._queues[i], self._finished, self._window_storage,
                                   self._window_lock, self.threads))
-        proc.start()
+        with self.metrics.spawning():
+            proc.start()
         self._procs[i] = proc
 
     def _supervise(self) -> None:
@@ -111,6 +114,7 @@ class WorkerPool:
                         self._lost[i] += lost
                     log.error("gpubot: worker %d (pid %s) exited with %s; %d requests it held are lost (their "
                               "users can run them again); starting a new one", i, proc.pid, proc.exitcode, lost)
+                    self.metrics.process_died(proc.pid)
                     self._queues[i] = _CTX.Queue()  # what the dead worker had not taken went with it
                     self._spawn(i)
 
@@ -126,7 +130,14 @@ class WorkerPool:
                 proc.join(max(0.1, deadline - time.monotonic()))
                 if proc.is_alive():
                     proc.kill()  # workers ignore SIGTERM (the serving process decides when they stop)
+        self.metrics.close()
         return idle
+
+    @property
+    def alive(self) -> bool:
+        """Every worker process running (a dead one is restarted within SUPERVISE_EVERY_S)."""
+        supervising = self._supervisor is not None and self._supervisor.is_alive()
+        return supervising and all(proc is not None and proc.is_alive() for proc in self._procs)
 
     # -- work -----------------------------------------------------------------------------------
     def worker_for(self, body: dict) -> int:
@@ -196,6 +207,7 @@ def worker_main(settings: Settings, index: int, queue, finished, window_storage,
     from concurrent.futures import wait as wait_futures
 
     from bot.app import create_app
+    from bot.logs import configure_logging
 
     # Stopping is the serving process's call (it lets the work finish first): a Ctrl-C or SIGTERM sent
     # to the whole process group must not cut diagnoses short here.
@@ -204,7 +216,7 @@ def worker_main(settings: Settings, index: int, queue, finished, window_storage,
     parent = os.getppid()
     # Acks first: on a busy machine the kernel gives the serving process the CPU before the diagnoses.
     os.nice(WORKER_NICENESS)
-    logging.basicConfig(level=logging.INFO, format=f"%(asctime)s %(levelname)s worker-{index} %(name)s %(message)s")
+    configure_logging(settings, worker=index)
     pacer = Pacer(SlidingWindows(method_limits(settings.slack_rate_share), storage=window_storage, lock=window_lock))
     app = create_app(settings, pacer=pacer, worker=True)
     log.info("gpubot: worker %d (pid %d) ready", index, os.getpid())

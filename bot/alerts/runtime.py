@@ -18,6 +18,7 @@ from bot.alerts.notifier import Notifier, Summary
 from bot.alerts.routing import AlertRouter
 from bot.alerts.sweep import SweepResult, sweep
 from bot.errors import ClusterConfigError, GpubotError
+from bot.observe import counted_alerts, timed_sweep
 from bot.payloads import Signer
 from bot.service import Asker, DiagnosisService
 from bot.settings import Settings
@@ -101,13 +102,13 @@ class Alerts:
         if self.elector is not None and not self.elector.is_leader:
             return None  # leadership was lost while this run waited
         try:
-            result: SweepResult = sweep(self.service, self.settings)
+            result: SweepResult = timed_sweep(sweep, self.service, self.settings)
         except GpubotError as exc:
             log.warning("gpubot: sweep failed: %s", exc)
             return None
         for gap in result.not_checked:
             log.info("gpubot: sweep: %s", gap)
-        summary = self.notifier.sweep_seen(result.problems, result.cluster, complete=not result.not_checked)
+        summary = counted_alerts(self.notifier.sweep_seen(result.problems, result.cluster, complete=not result.not_checked))
         log.info("gpubot: sweep of %s: %d problems, %d list requests; %s", result.cluster, len(result.problems),
                  result.requests, summary)
         return summary
@@ -124,7 +125,7 @@ class Alerts:
                     enriched += 1
                     problem = self._enriched(problem, channel=channel)
             reported.append((problem, alert.status))
-        self.notifier.alertmanager(reported)
+        counted_alerts(self.notifier.alertmanager(reported))
 
     def _reader(self, problem: Problem) -> str | None:
         """The channel the alert is routed to when that channel may read it in full; None: it is not

@@ -15,6 +15,8 @@ from playbooks.redact import redact_diagnosis
 from playbooks.registry import Registry
 
 MAX_EVIDENCE = 8
+# The summary's opening when nothing was found (renderers say it in their own words).
+NOTHING_FOUND = "No known problem found"
 # Workload kinds read through the custom objects API by their key (gateway.get_workload).
 CUSTOM_OWNERS = ("trainjob", "tfjob", "mpijob", "jobset")
 
@@ -77,7 +79,8 @@ def analyze(facts: Facts, *, registry: Registry) -> Diagnosis:
 
 
 def merge(findings) -> list[Finding]:
-    """One finding per code: the first analyzer's wording wins, later evidence is added to it."""
+    """One finding per code: the first analyzer's wording wins unless a later one is more severe, later
+    evidence is added to it."""
     by_code: dict[str, Finding] = {}
     for finding in findings:
         kept = by_code.get(finding.code)
@@ -86,7 +89,8 @@ def merge(findings) -> list[Finding]:
             continue
         kept.evidence = _dedupe(kept.evidence + finding.evidence)
         if finding.severity_rank < kept.severity_rank:
-            kept.severity = finding.severity
+            # the wording goes with the severity: an error must not keep a warning's "rarely the cause"
+            kept.severity, kept.title, kept.detail = finding.severity, finding.title, finding.detail
         if finding.confidence_rank < kept.confidence_rank:
             kept.confidence = finding.confidence
         if kept.fix is None:
@@ -123,7 +127,7 @@ def summarize(facts: Facts, findings: list[Finding]) -> str:
         return f'No known problem matched, but {who} says about {pod}: "{message[:300]}"'
     if not serious:
         state = _state(facts)
-        return f"No known problem found for {facts.target}{': ' + state if state else ''}."
+        return f"{NOTHING_FOUND}{': ' + state if state else ''}."
     more = len(serious) - 1
     return serious[0].title + (f" (+{more} more finding{'s' if more > 1 else ''})" if more else "")
 

@@ -51,6 +51,9 @@ class Finding:
     evidence: list[Evidence] = field(default_factory=list)
     fix: Fix | None = None
     remediations: list[Remediation] = field(default_factory=list)
+    # The code of the finding this one follows from (a peer's NCCL error after its node was taken):
+    # renderers fold it under that cause instead of listing it as a finding of its own.
+    consequence_of: str | None = None
 
     def __post_init__(self) -> None:
         if self.severity not in SEVERITIES:

@@ -13,6 +13,7 @@ from bot.payloads import (
     ACTION_ALERT_ACKNOWLEDGE, ACTION_ALERT_SNOOZE_DAY, ACTION_ALERT_SNOOZE_HOUR, ACTION_ALERT_SNOOZE_RESOLVED,
     PayloadError,
 )
+from bot.render.wording import SNOOZE_DAY, SNOOZE_HOUR, SNOOZE_RESOLVED
 
 
 @dataclass(frozen=True)
@@ -21,10 +22,10 @@ class Snooze:
     period: timedelta | None  # None: until the alert resolves
 
 
-SNOOZES = {
-    ACTION_ALERT_SNOOZE_HOUR: Snooze("Snooze 1h", timedelta(hours=1)),
-    ACTION_ALERT_SNOOZE_DAY: Snooze("Snooze 1d", timedelta(days=1)),
-    ACTION_ALERT_SNOOZE_RESOLVED: Snooze("Snooze until resolved", None),
+SNOOZES = {  # labels: bot.render.wording, the one table of button words
+    ACTION_ALERT_SNOOZE_HOUR: Snooze(SNOOZE_HOUR, timedelta(hours=1)),
+    ACTION_ALERT_SNOOZE_DAY: Snooze(SNOOZE_DAY, timedelta(days=1)),
+    ACTION_ALERT_SNOOZE_RESOLVED: Snooze(SNOOZE_RESOLVED, None),
 }
 ALERT_ACTIONS = (*SNOOZES, ACTION_ALERT_ACKNOWLEDGE)
 

@@ -1,8 +1,12 @@
-"""A diagnosis as people read it in a terminal: findings first, evidence quoted, fixes ready to copy."""
+"""A diagnosis as people read it in a terminal, answer first: the target, its state and the cause in one
+line, what to do, then the findings (the cause first, what followed from it folded under it), evidence
+quoted, fixes ready to copy; warnings and info last, as one line each."""
 from __future__ import annotations
 
 import textwrap
 
+from bot.render.answer import answer, headline, place, what_to_do
+from bot.render.wording import remediation_label
 from playbooks.model import Diagnosis, Finding
 
 MARKS = {"critical": "CRITICAL", "error": "ERROR", "warning": "WARNING", "info": "info"}
@@ -13,21 +17,39 @@ WIDTH = 100
 
 def render(diagnosis: Diagnosis, *, color: bool = False) -> str:
     paint = (lambda code, s: f"{code}{s}{RESET}") if color else (lambda code, s: s)
-    target = diagnosis.target
-    where = ", ".join(x for x in (f"namespace {target.namespace}" if target.namespace else "",
-                                  f"cluster {diagnosis.cluster}" if diagnosis.cluster else "") if x)
-    lines = [paint(BOLD, f"{target}") + (f"  ({where})" if where else ""), diagnosis.summary, ""]
-    for i, finding in enumerate(diagnosis.findings, 1):
-        lines += _finding(i, finding, paint)
+    a = answer(diagnosis)
+    where = place(diagnosis)
+    lines = [paint(BOLD, headline(diagnosis)) + (f"  ({where})" if where else "")]
+    todo = what_to_do(diagnosis)
+    lines += [f"What to do: {todo}", ""] if todo else [""]
+    if a.lead is None and diagnosis.summary.strip():
+        lines += [diagnosis.summary, ""]
+    number = 0
+    for index in ([a.lead] if a.lead is not None else []) + a.causes:
+        number += 1
+        lines += _finding(number, diagnosis.findings[index], paint, lead=index == a.lead)
+        if index == a.lead and a.consequences:
+            lines.append("   What followed from it (not causes of their own):")
+            lines += [f"     - {diagnosis.findings[i].title}" + paint(DIM, f"  ({diagnosis.findings[i].code})")
+                      for i in a.consequences]
+            lines.append("")
+    if a.secondary:
+        lines.append("Also noted (not the cause; gpubot diagnose ... --json has their evidence):"
+                     if a.lead is not None else "Noted:")
+        for i in a.secondary:
+            f = diagnosis.findings[i]
+            lines.append(f"  - {paint(COLORS[f.severity], f'[{MARKS[f.severity]}]')} {f.title}" + paint(DIM, f"  ({f.code})"))
+        lines.append("")
     if diagnosis.gaps:
         lines.append(paint(DIM, "Not checked:"))
         lines += [paint(DIM, f"  - {gap}") for gap in diagnosis.gaps]
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _finding(index: int, finding: Finding, paint) -> list[str]:
+def _finding(index: int, finding: Finding, paint, *, lead: bool = False) -> list[str]:
+    """The lead's title and fix summary are the headline and What to do above: not said twice."""
     mark = paint(COLORS[finding.severity], f"[{MARKS[finding.severity]}]")
-    out = [f"{index}. {mark} {paint(BOLD, finding.title)}",
+    out = [f"{index}. {mark} " + (paint(BOLD, "The cause, as above") if lead else paint(BOLD, finding.title)),
            paint(DIM, f"   {finding.code} · confidence {finding.confidence}")]
     out += textwrap.wrap(finding.detail, WIDTH, initial_indent="   ", subsequent_indent="   ")
     if finding.evidence:
@@ -37,9 +59,9 @@ def _finding(index: int, finding: Finding, paint) -> list[str]:
             out.append(f"     > {text}")
             out.append(paint(DIM, f"       ({item.source})"))
     if finding.fix:
-        out.append(f"   Fix: {finding.fix.summary}")
+        out.append("   The fix:" if lead else f"   What to do: {finding.fix.summary}")
         out += [f"     | {line}" for line in finding.fix.snippet.rstrip("\n").splitlines()]
     for rem in finding.remediations:
-        out.append(f"   Remediation available: {rem.kind} on {rem.target} (needs on-call approval in Slack)")
+        out.append(f"   In Slack, {remediation_label(rem.kind)!r} asks on-call to approve: {rem.kind} on {rem.target}")
     out.append("")
     return out

@@ -135,7 +135,8 @@ def analyze(facts: Facts):
         evidence.append(ev.field(f"nodepool/{np_name}", "spec.disruption", nodepool["spec"].get("disruption") or {}))
     if lost and not own and facts.target.kind in OWNER_KINDS:
         own = lost  # the job's own pods, deleted with the node
-    whose = "" if own else f"peer{'s' if len(victims) > 1 else ''} of {facts.target}: "
+    running = "training pods" if own else (f"peer rank{'s' if len(victims) > 1 else ''} "
+                                          + ", ".join(p.name for p in victims[:3]))
     names = [p.name for p in victims] + [p.name for p in lost if p.name not in {v.name for v in victims}]
     detail = (f"Karpenter disrupted node{'s' if len(nodes) > 1 else ''} {', '.join(nodes)} "
               f"({', '.join(sorted(methods)) or 'method not stated'}) while {', '.join(names[:6])} ran on "
@@ -160,7 +161,7 @@ def analyze(facts: Facts):
         detail += "Protect running jobs with the annotation and consolidate GPU NodePools only when empty."
     yield Finding(
         code="karpenter.disruption", severity="critical" if own else "error", confidence="high",
-        title=f"{whose}Karpenter disrupted node{'s' if len(nodes) > 1 else ''} running training pods ({', '.join(nodes[:3])})"
+        title=f"Karpenter disrupted node{'s' if len(nodes) > 1 else ''} running {running} ({', '.join(nodes[:3])})"
               + (f": {_METHOD_NAMES.get(sorted(methods)[0], sorted(methods)[0])}" if methods else ""),
         detail=detail, evidence=evidence, fix=fix, remediations=remediations,
     )

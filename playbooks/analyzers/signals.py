@@ -134,7 +134,9 @@ def _finding(code: str, items: list[tuple[Weight, Located]], *, codes: frozenset
         # what was true once, quoted for the record: never ranked as the cause of the state now
         confidence = "low"
         detail += " History, not the state now: " + "; ".join(sorted({w.history for w, _ in items})) + "."
-    return Finding(code=code, severity=weight.severity, confidence=confidence, title=best.title, detail=detail,
+    # about another NodePool: worth a look, never an error of this target's
+    severity = "warning" if aside and weight.severity in ("critical", "error") else weight.severity
+    return Finding(code=code, severity=severity, confidence=confidence, title=best.title, detail=detail,
                    evidence=evidence, fix=render_fix(template_for(code), **{**known_names(facts, ranked[0][1].pod or facts.target_pod),
                                                           **fix_context(code, best.fields)}))
 

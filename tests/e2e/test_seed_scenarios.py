@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from bot.render.wording import KIND_NAMES
 from sim.scenarios import list_scenarios
 
 SCENARIOS = list_scenarios()
@@ -44,5 +45,6 @@ def test_first_finding(scenario, sim_env, cli):
 def test_terminal_output_leads_with_the_first_finding(scenario, sim_env, cli):
     result = cli("diagnose", scenario.target, "-n", scenario.namespace)
     assert result.code == 0, result.err
-    assert result.out.splitlines()[0].startswith(scenario.target)
+    kind, name = scenario.target.split("/", 1)
+    assert result.out.splitlines()[0].startswith(f"{KIND_NAMES[kind]} {name} ")  # the answer, in words
     assert scenario.first_finding in result.out.split("2. ")[0]

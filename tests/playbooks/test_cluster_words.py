@@ -185,7 +185,7 @@ def test_an_error_about_another_nodepool_ranks_below_the_one_the_pod_is_meant_fo
     findings = analyze(facts, registry=_registry("signals")).findings
     assert findings[0].code == "scheduling.untolerated_taint"
     other = next(f for f in findings if f.code == "karpenter.no_instance_type")
-    assert other.confidence == "low" and "general" in other.detail and other.severity == "error"
+    assert other.confidence == "low" and "general" in other.detail and other.severity == "warning"
 
 
 def test_a_message_no_signature_knows_is_quoted_not_dropped():

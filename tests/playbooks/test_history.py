@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from playbooks.analyzers import disruption, interruption
-from playbooks.consequences import follow_causes
+from playbooks.consequences import consequences, follow_causes
+from playbooks.engine import order
 from playbooks.facts import Facts, PodFacts
 from playbooks.history_names import claims_named, nodes_named, pod_name_pattern
 from playbooks.model import Evidence, Finding, Target
@@ -131,11 +132,18 @@ def test_the_peers_errors_follow_a_cause_that_hit_the_target():
                               _finding("nccl.timeout", "error"), _finding("training.code_error", "error")])
     by = {f.code: f for f in findings}
     assert by["nccl.peer_unresponsive"].severity == by["nccl.timeout"].severity == "info"
-    assert by["nccl.timeout"].detail.startswith("This follows from karpenter.interruption")
+    assert by["nccl.timeout"].consequence_of == by["nccl.peer_unresponsive"].consequence_of == "karpenter.interruption"
     assert by["training.code_error"].severity == "error"  # not a consequence of losing a node
-    assert "nccl.peer_unresponsive" in by["karpenter.interruption"].detail
+    assert by["training.code_error"].consequence_of is None
+    assert consequences(findings, by["karpenter.interruption"]) == [by["nccl.peer_unresponsive"], by["nccl.timeout"]]
 
 
-def test_a_peers_disruption_leaves_the_targets_own_error_first():
-    findings = follow_causes([_finding("nccl.peer_unresponsive", "error"), _finding("karpenter.disruption", "error")])
-    assert [f.severity for f in findings] == ["error", "error"]
+def test_a_peers_disruption_leads_and_the_targets_own_nccl_error_follows_it():
+    findings = order(follow_causes([_finding("nccl.peer_unresponsive", "error"), _finding("karpenter.disruption", "error")]))
+    assert [(f.code, f.severity, f.consequence_of) for f in findings] == [
+        ("karpenter.disruption", "error", None), ("nccl.peer_unresponsive", "info", "karpenter.disruption")]
+
+
+def test_a_warning_disruption_is_not_a_cause_to_fold_under():
+    findings = follow_causes([_finding("nccl.peer_unresponsive", "error"), _finding("karpenter.disruption", "warning")])
+    assert [f.consequence_of for f in findings] == [None, None]

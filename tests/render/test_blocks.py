@@ -13,6 +13,7 @@ from bot.render.blocks import (check, check_modal, diagnosis_blocks, diagnosis_t
                                nodepools_blocks, nodes_blocks, progress_blocks)
 from bot.render.blocks import limits
 from bot.render.blocks.text import cut, escape, fenced_chunks, quote, split_mrkdwn
+from bot.render.answer import answer
 from sim.scenarios import list_scenarios
 from playbooks.fleet import nodepools_report, nodes_report
 from playbooks.model import Diagnosis, Evidence, Finding, Fix, Target
@@ -66,17 +67,18 @@ def test_small_diagnosis_layout_and_buttons():
                   gaps=["EC2 facts were not checked: no AWS credentials found."])
     blocks = diagnosis_blocks(d)
     assert_valid(blocks)
-    assert blocks[0]["type"] == "header" and "pytorchjob/llama-3-8b-fsdp" in blocks[0]["text"]["text"]
-    assert ":red_circle:" in blocks[0]["text"]["text"]
-    first_texts = json.dumps(blocks[:6])
-    assert "karpenter.disruption" in first_texts and ":red_circle: *1." in first_texts
+    assert blocks[0]["type"] == "header"
+    assert blocks[0]["text"]["text"] == ":red_circle: PyTorchJob llama-3-8b-fsdp stopped: karpenter.disruption happened"
+    codes = [b for b in blocks if b["type"] == "context" and "`karpenter.disruption`" in b["elements"][0]["text"]]
+    assert codes and "cluster `prod-use1`" in codes[0]["elements"][0]["text"]
     everything = alltext(blocks)
-    assert ":large_yellow_circle: *2." in everything
-    assert "```\nmetadata:\n  annotations: {}\n```" in everything
-    # Info findings: one context line, not a section of their own.
-    info = [b for b in blocks if b["type"] == "context" and "Also noted" in b["elements"][0]["text"]]
-    assert len(info) == 1 and "gpu.benign" in info[0]["elements"][0]["text"]
-    assert "*2. GPUs listed" not in everything
+    assert "*What to do:* Protect the job\n```\nmetadata:\n  annotations: {}\n```" in everything
+    # Warnings and info: one list of titles behind Show evidence, no section, evidence or fix of their own.
+    [noted] = [b for b in blocks if b["type"] == "section" and "Also noted" in b["text"]["text"]]
+    assert ":large_yellow_circle: image.slow_pull happened" in noted["text"]["text"]
+    assert ":white_circle: GPUs listed" in noted["text"]["text"]
+    assert decode_evidence(noted["accessory"]["value"]).finding == 1
+    assert everything.count("CUDA out of memory") == 1  # only the cause's quote
     assert any(b["type"] == "context" and "Not checked" in json.dumps(b) for b in blocks)
 
     by_action = {}
@@ -89,7 +91,7 @@ def test_small_diagnosis_layout_and_buttons():
     assert [a.remediation for a in approvals] == rems
     assert all(a.code == "karpenter.disruption" and a.target == TargetRef.of(d) for a in approvals)
     assert [b["text"]["text"] for b in by_action[ACTION_APPROVAL]] == [
-        "Request approval: annotate-do-not-disrupt", "Request approval: nodepool-consolidation"]
+        "Protect from disruption", "Let consolidation wait"]
     styled = [b for b in buttons(blocks) if b.get("style")]
     assert [b["style"] for b in styled] == ["primary"]
 
@@ -129,12 +131,14 @@ def test_huge_diagnosis_still_fits_and_says_what_is_left_out():
     assert_valid(blocks)
     assert len(blocks) <= limits.MAX_BLOCKS["message"]
     assert limits.text_size(blocks) <= limits.TEXT_BUDGET
-    assert "nccl.peer_unresponsive_0" in json.dumps(blocks[:6])
-    closing = [b for b in blocks if b["type"] == "context" and "more findings" in b["elements"][0]["text"]]
+    codes = [b for b in blocks if b["type"] == "context" and b["elements"][0]["text"].startswith("`")]
+    assert codes[0]["elements"][0]["text"].startswith("`nccl.peer_unresponsive_0`")
+    closing = [b for b in blocks if b["type"] == "context" and "more possible causes" in b["elements"][0]["text"]]
     assert len(closing) == 1
     assert "--json" in closing[0]["elements"][0]["text"] and "Show evidence" in closing[0]["elements"][0]["text"]
+    causes = [f for f in findings if f.severity != "warning"]
     shown = [b for b in blocks if b["type"] == "section" and b["text"]["text"].startswith(":")]
-    assert closing[0]["elements"][0]["text"].startswith(f"{40 - len(shown)} more findings")
+    assert closing[0]["elements"][0]["text"].startswith(f"{len(causes) - 1 - len(shown)} more possible causes")
     assert any(b["text"]["text"] == "Re-run" for b in buttons(blocks))
 
     for max_findings in (0, 1, 40):
@@ -155,9 +159,9 @@ def test_more_findings_than_max_are_counted():
     blocks = diagnosis_blocks(d, max_findings=3)
     assert_valid(blocks)
     text = json.dumps(blocks)
-    assert "5 more findings" in text and "#4 `code.n3`" in text
-    more = [b for b in buttons(blocks) if b["text"]["text"] == "Show evidence: #4"]
-    assert decode_evidence(more[0]["value"]).finding == 3
+    assert "5 more possible causes not shown here" in text and "`code.n3`" in text
+    more = [b for b in buttons(blocks) if b["text"]["text"] == "Show evidence"]
+    assert decode_evidence(more[-1]["value"]).finding == 3
 
 
 def test_evidence_thread_quotes_everything_verbatim():
@@ -187,11 +191,12 @@ def test_pasted_text_diagnosis_has_no_buttons():
 
 def test_no_findings():
     d = diagnosis(gaps=["Karpenter logs absent on Auto Mode"])
-    d.summary = "No problem found for pytorchjob/llama-3-8b-fsdp."
+    d.summary = "No known problem found: 4 pods Running."
     blocks = diagnosis_blocks(d)
     assert_valid(blocks)
-    assert ":large_green_circle:" in blocks[0]["text"]["text"]
-    assert diagnosis_text(d).startswith("pytorchjob/llama-3-8b-fsdp in ml on prod-use1: No problem found")
+    assert blocks[0]["text"]["text"] == ":large_green_circle: PyTorchJob llama-3-8b-fsdp: no known problem found"
+    assert diagnosis_text(d) == ("PyTorchJob llama-3-8b-fsdp: no known problem found. "
+                                 "(in namespace ml on cluster prod-use1)")
 
 
 # --- real diagnoses from the simulated cluster ----------------------------------------------------
@@ -212,9 +217,11 @@ def test_seed_scenario_renders(scenario, service):
     d = service.diagnose(scenario.target, namespace=scenario.namespace)
     blocks = diagnosis_blocks(d)
     assert_valid(blocks)
-    assert d.findings[0].code in json.dumps(blocks[:6])
-    shown = [b for b in blocks if b["type"] == "section" and b["text"]["text"].startswith(":")]
-    assert len(shown) == min(len([f for f in d.findings if f.severity != "info"]), 5), "a real diagnosis fits whole"
+    lead = answer(d).lead
+    codes = [b for b in blocks if b["type"] == "context" and b["elements"][0]["text"].startswith("`")]
+    if lead is not None:
+        assert f"`{d.findings[lead].code}`" in codes[0]["elements"][0]["text"]
+    assert "left out" not in json.dumps(blocks) and "more possible cause" not in json.dumps(blocks), "fits whole"
     assert len(diagnosis_text(d)) <= limits.FALLBACK_TEXT
     for index in range(len(d.findings)):
         for message in evidence_messages(d, index):
@@ -336,7 +343,8 @@ def test_proposal_message_offers_what_its_state_allows(state, buttons):
     labels = [e["text"]["text"] for b in blocks if b["type"] == "actions" for e in b["elements"]]
     assert labels == buttons
     text = alltext(blocks)
-    assert "`nodepool-consolidation` on `nodepool/gpu-training`" in text and "<@U0ML>" in text
+    assert "*Change #7: Let consolidation wait* on `nodepool/gpu-training`" in text and "<@U0ML>" in text
+    assert "`nodepool-consolidation`" in json.dumps([b for b in blocks if b["type"] == "context"])
     assert "```" in text  # the diff
 
 
@@ -452,6 +460,6 @@ def test_many_info_findings_collapse_into_one_line():
     d = diagnosis(finding("a.real"), *[finding(f"info.n{i}", "info", title="I" * 150) for i in range(30)])
     blocks = diagnosis_blocks(d)
     assert_valid(blocks)
-    info = [b for b in blocks if b["type"] == "context" and "Also noted" in b["elements"][0]["text"]]
-    assert len(info) == 1 and len(info[0]["elements"][0]["text"]) <= 1000
-    assert info[0]["elements"][0]["text"].endswith("; …")
+    info = [b for b in blocks if b["type"] == "section" and "Also noted" in b["text"]["text"]]
+    assert len(info) == 1 and len(info[0]["text"]["text"]) <= 1600
+    assert info[0]["text"]["text"].endswith("more")

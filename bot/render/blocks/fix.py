@@ -1,4 +1,4 @@
-"""A fix: its summary, then the snippet in code blocks, one per section, each fenced on its own."""
+"""A fix, as "What to do": its summary, then the snippet in code blocks, one per section, each fenced on its own."""
 from __future__ import annotations
 
 from bot.render.blocks import kit, limits
@@ -14,7 +14,7 @@ def fix_groups(fix: Fix, *, max_sections: int | None = None, chunk_limit: int = 
     """Groups of blocks: summary with the first piece of the snippet, then one section per further
     piece. With ``max_sections``, the pieces past it are left out and a context line says how many
     lines are missing and where to find them (``more_hint``)."""
-    summary = f"*Fix:* {clean(fix.summary, SUMMARY_LIMIT)}" if fix.summary.strip() else "*Fix:*"
+    summary = f"*What to do:* {clean(fix.summary, SUMMARY_LIMIT)}" if fix.summary.strip() else "*What to do:*"
     chunks = fenced_chunks(fix.snippet, limit=min(chunk_limit, CHUNK_LIMIT)) if fix.snippet.strip() else []
     shown = chunks if max_sections is None else chunks[:max_sections]
     if shown and len(summary) + 1 + len(shown[0]) <= limits.SECTION_TEXT:

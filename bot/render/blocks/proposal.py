@@ -7,6 +7,7 @@ from bot.payloads import ACTION_APPROVE, ACTION_REJECT, ACTION_UNDO, encode_prop
 from bot.render.blocks import kit, limits
 from bot.render.blocks.incidents import mention, slack_date
 from bot.render.blocks.text import clean, escape, fenced_chunks
+from bot.render.wording import APPROVE, REJECT, REMEDIATION_LABELS, UNDO
 
 MAX_DIFF_SECTIONS = 2  # with the results, within Slack's 12,000 characters per message
 MAX_RESULTS = 10
@@ -33,17 +34,22 @@ def _stale(p) -> bool:
 
 
 def proposal_text(p) -> str:
-    return f"Change #{p.id} {p.state}: {p.kind} on {escape(p.target)}"
+    return f"Change #{p.id} {p.state}: {_action(p)} on {escape(p.target)}"
+
+
+def _action(p) -> str:
+    """The change in plain words ("Protect from disruption"); its kind stays in the context line."""
+    return REMEDIATION_LABELS.get(p.kind, p.kind)
 
 
 def proposal_blocks(p, *, note: str | None = None) -> list[dict]:
     """``p``: a ProposalView (bot.store.proposals)."""
     summary = (p.plan or {}).get("summary") or f"{p.kind} on {p.target}"
     blocks = [
-        kit.section(f":lock: *Change #{p.id}:* `{clean(p.kind, 60)}` on `{clean(p.target, 300)}` in "
+        kit.section(f":lock: *Change #{p.id}: {clean(_action(p), 80)}* on `{clean(p.target, 300)}` in "
                     f"`{clean(p.cluster, 100)}`\n{clean(summary, 500)}"),
         kit.context(f"Requested by {mention(p.requested_by)}", f"Reason: {clean(p.reason, 300)}",
-                    f"Expires {slack_date(p.expires_at)}"),
+                    f"Expires {slack_date(p.expires_at)}", f"`{clean(p.kind, 60)}`"),
     ]
     preview = (p.plan or {}).get("preview") or ""
     chunks = fenced_chunks(preview, limit=limits.SECTION_TEXT - 100) if preview.strip() else []
@@ -66,12 +72,12 @@ def proposal_blocks(p, *, note: str | None = None) -> list[dict]:
         blocks.append(kit.context(clean(note, 500)))
     value = encode_proposal(p.id)
     if p.state == "failed" and stale:
-        blocks += kit.actions([kit.button("Reject", action_id=ACTION_REJECT, value=value)])
+        blocks += kit.actions([kit.button(REJECT, action_id=ACTION_REJECT, value=value)])
     elif p.state in ("pending", "failed"):
-        blocks += kit.actions([kit.button("Approve", action_id=ACTION_APPROVE, value=value, style="primary"),
-                               kit.button("Reject", action_id=ACTION_REJECT, value=value, style="danger")])
+        blocks += kit.actions([kit.button(APPROVE, action_id=ACTION_APPROVE, value=value, style="primary"),
+                               kit.button(REJECT, action_id=ACTION_REJECT, value=value, style="danger")])
     elif p.state == "applied" and p.undo:
-        blocks += kit.actions([kit.button("Undo", action_id=ACTION_UNDO, value=value)])
+        blocks += kit.actions([kit.button(UNDO, action_id=ACTION_UNDO, value=value)])
     return blocks
 
 

@@ -10,6 +10,7 @@ from bot.render.blocks.fix import fix_groups
 from bot.render.blocks.header import json_command
 from bot.render.blocks.pack import pack
 from bot.render.blocks.text import clean, split_mrkdwn
+from bot.render.wording import NEXT_FINDING
 from playbooks.model import Diagnosis
 
 MAX_MESSAGES = 5
@@ -26,7 +27,7 @@ def evidence_messages(d: Diagnosis, finding_index: int) -> list[list[dict]]:
     if not 0 <= finding_index < len(d.findings):
         raise IndexError(f"finding {finding_index} does not exist: the diagnosis has {len(d.findings)}")
     finding = d.findings[finding_index]
-    title = f"{MARKERS[finding.severity]} *Evidence for {finding_index + 1}. {clean(finding.title, 300)}*"
+    title = f"{MARKERS[finding.severity]} *Evidence: {clean(finding.title, 300)}*"
     groups = [[kit.section(title), kit.context(f"`{clean(finding.code, 100)}` · {clean(str(d.target), 300)}")]]
     groups += [[kit.section(piece)] for piece in split_mrkdwn(clean(finding.detail, DETAIL_MAX_CHARS),
                                                                limit=limits.SECTION_TEXT)]
@@ -36,7 +37,7 @@ def evidence_messages(d: Diagnosis, finding_index: int) -> list[list[dict]]:
         groups.append([kit.context("_No evidence recorded for this finding._")])
     if finding.fix:
         groups += fix_groups(finding.fix, max_sections=FIX_MAX_SECTIONS, more_hint=f" Run {json_command(d)}")
-    continued = [kit.context(f"_Evidence for {finding_index + 1}. `{clean(finding.code, 100)}`, continued_")]
+    continued = [kit.context(f"_Evidence for `{clean(finding.code, 100)}`, continued_")]
     messages = pack(groups, continued=continued, max_blocks=limits.MAX_BLOCKS["message"] - _RESERVED_BLOCKS,
                     max_text=limits.TEXT_BUDGET - _RESERVED_TEXT)
     if len(messages) > MAX_MESSAGES:
@@ -55,5 +56,4 @@ def _next_button(d: Diagnosis, finding_index: int) -> list[dict]:
     following = finding_index + 1
     if not actionable(d) or following >= len(d.findings):
         return []
-    code = d.findings[following].code
-    return kit.actions([evidence_button(d, following, label=f"Next: {following + 1}. {code}")])
+    return kit.actions([evidence_button(d, following, label=NEXT_FINDING)])

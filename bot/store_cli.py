@@ -38,6 +38,9 @@ def add_parsers(sub) -> None:
     down = db_sub.add_parser("downgrade", help="migrate back to REV (e.g. base)")
     down.add_argument("revision")
     db_sub.add_parser("current", help="show the schema revision")
+    prune = db_sub.add_parser("prune", help="delete resolved incidents, resolved alerts and Slack deliveries older "
+                                            "than GPUBOT_RETENTION_INCIDENTS / _ALERTS / _DELIVERIES")
+    prune.add_argument("--dry-run", action="store_true", help="count what would be deleted, delete nothing")
 
     inc = sub.add_parser("incidents", help="incidents recorded from Slack and `diagnose --record`")
     inc_sub = inc.add_subparsers(dest="incidents_command", required=True, parser_class=sub._parser_class)
@@ -63,19 +66,32 @@ def open_store(settings: Settings, *, check: bool = True):
 
 
 def run_db(args: argparse.Namespace, settings: Settings) -> int:
-    from bot.store import make_engine, migrate
+    from bot.store import db, make_engine, migrate
 
     engine = make_engine(settings.database_url)
-    where = engine.url.render_as_string(hide_password=True)
+    where = db.where(engine.url)
     if args.db_command == "upgrade":
         print(f"{where}: schema at {migrate.upgrade(engine, args.revision) or 'base'}")
     elif args.db_command == "downgrade":
         print(f"{where}: schema at {migrate.downgrade(engine, args.revision) or 'base'}")
+    elif args.db_command == "prune":
+        print(f"{where}: {_prune(engine, settings, dry_run=args.dry_run)}")
     else:
         have, want = migrate.current(engine), migrate.head()
         print(f"{where}: schema at {have or 'base'} (latest {want}{', up to date' if have == want else ''})")
     engine.dispose()
     return 0
+
+
+def _prune(engine, settings: Settings, *, dry_run: bool) -> str:
+    from bot.store import check_current, retention
+
+    check_current(engine)
+    policy = retention.Retention.from_settings(settings)
+    pruned = retention.prune(engine, policy, dry_run=dry_run)
+    counts = (f"{pruned.incidents} incidents, {pruned.alerts} alerts ({pruned.alert_groups} alert messages), "
+              f"{pruned.deliveries} Slack deliveries")
+    return f"{'would prune' if dry_run else 'pruned'} {counts} ({policy.describe()})"
 
 
 def run_incidents(args: argparse.Namespace, settings: Settings) -> int:

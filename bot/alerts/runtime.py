@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 from apscheduler.schedulers.background import BackgroundScheduler
 from slack_sdk import WebClient
@@ -30,6 +30,9 @@ from playbooks.problems import Problem
 
 log = logging.getLogger(__name__)
 SWEEP_JOB = "sweep"
+PRUNE_JOB = "prune"
+# Retention (bot.store.retention) runs daily, first a minute after start-up (serving comes first).
+PRUNE_EVERY_S, PRUNE_FIRST_S = 86400.0, 60.0
 # Alerts of one webhook call diagnosed before they are posted (the rest are posted with their labels
 # alone): handled after the webhook's answer, but a storm of diagnoses would still delay the message.
 MAX_ENRICHED = 5
@@ -61,6 +64,9 @@ class Alerts:
         # Paused until this replica leads (next_run_time=None); one sweep at a time, missed runs merged.
         self.scheduler.add_job(self.sweep_once, "interval", seconds=settings.sweep_interval, id=SWEEP_JOB,
                                next_run_time=None, max_instances=1, coalesce=True)
+        self.engine = engine
+        self.scheduler.add_job(self.prune_once, "interval", seconds=PRUNE_EVERY_S, id=PRUNE_JOB, max_instances=1,
+                               coalesce=True, next_run_time=datetime.now(timezone.utc) + timedelta(seconds=PRUNE_FIRST_S))
         self.elector = None
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -112,6 +118,13 @@ class Alerts:
         log.info("gpubot: sweep of %s: %d problems, %d list requests; %s", result.cluster, len(result.problems),
                  result.requests, summary)
         return summary
+
+    def prune_once(self):
+        if self.elector is not None and not self.elector.is_leader:
+            return None  # the leader prunes; with no election (one replica, or no sweeps) every replica does
+        from bot.store.retention import prune_logged
+
+        return prune_logged(self.engine, self.settings)
 
     def intake(self, batch: AlertBatch) -> None:
         alerts = batch.by_problem()

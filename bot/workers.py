@@ -172,6 +172,29 @@ class WorkerPool:
         return True
 
 
+def _die_with_parent() -> None:
+    """End this worker the moment the serving process is gone, however it went (SIGKILL, the OOM
+    killer), whatever the worker is doing (starting, or a diagnosis waiting on a hung API server).
+
+    multiprocessing's spawn start method hands each child the read end of a pipe only the parent holds
+    open (``parent_process().sentinel``, Python 3.8+): it reads as closed once the parent is gone, on
+    every platform. Linux's PR_SET_PDEATHSIG would do it with a signal, but prctl(2) ties it to the
+    parent *thread* that started the child, and the supervisor thread restarts dead workers: a
+    restarted worker would be killed when that thread ends at shutdown, mid-way through its grace."""
+    import multiprocessing.connection
+
+    parent = multiprocessing.parent_process()
+    if parent is None:  # not started by multiprocessing (a test calling worker_main directly)
+        return
+
+    def watch() -> None:
+        multiprocessing.connection.wait([parent.sentinel])
+        log.warning("gpubot: worker (pid %d): the serving process is gone; exiting", os.getpid())
+        os._exit(1)  # no cleanup to wait for: nobody is left to take this worker's answers or counts
+
+    threading.Thread(target=watch, name="gpubot-parent-watch", daemon=True).start()
+
+
 class ProcessLazyRunner(LazyListenerRunner):
     """Bolt's lazy listeners, started in the worker processes instead of this process's threads."""
 
@@ -205,6 +228,8 @@ def worker_main(settings: Settings, index: int, queue, finished, window_storage,
     import signal
     from concurrent.futures import ThreadPoolExecutor
     from concurrent.futures import wait as wait_futures
+
+    _die_with_parent()  # first: what follows (imports, the Bolt app) takes seconds on a loaded machine
 
     from bot.app import create_app
     from bot.logs import configure_logging

@@ -8,9 +8,12 @@ import sys
 import threading
 from typing import Callable, TypeVar
 
-from bot.edge.probes import ProbeServer
-from bot.errors import UserError
+from bot.edge import probes as probe_module
+from bot.edge.probes import ProbeServer, Readiness
+from bot.errors import SlackAuthFailed, UserError
 from bot.http_server import SlackHttpServer
+from bot.logs import configure_logging
+from bot.observe import counted_webhook, serving_readiness
 from bot.settings import Settings
 from bot.workers import WorkerPool
 from bot.workpool import WorkPool
@@ -33,33 +36,41 @@ def run(settings: Settings) -> int:
     from bot.alerts.runtime import Alerts, cluster_name
     from bot.app import build_app, work_pool
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    configure_logging(settings)
     log.info("gpubot: %s", check_policy(settings))
     _schema_is_current(settings)  # before worker processes start: each would fail on it with a traceback
-    workers = None
-    if settings.workers > 0:
-        from bot.workers import WorkerPool
+    ready = Starting("starting: waiting for Slack to answer auth.test")
+    probes = _listening(lambda: ProbeServer(ready=ready, port=settings.probe_port),
+                        "GPUBOT_PROBE_PORT", settings.probe_port)
+    probes.start()  # /healthz from here: a pod waiting for Slack is alive, and must not be restarted for it
+    try:
+        _slack_accepts_token(settings)
+        ready.waiting = "starting"
+        workers = None
+        if settings.workers > 0:
+            from bot.workers import WorkerPool
 
-        workers = WorkerPool(settings, processes=settings.workers, threads=settings.worker_threads).start()
-        log.info("gpubot: diagnoses run in %d worker processes, %d at a time each", settings.workers,
-                 settings.worker_threads)
-    app, deps = build_app(settings, workers=workers)
-    alerts = Alerts(settings, deps.service, deps.store.engine, app.client, deps.signer,
-                    cluster=cluster_name(deps.service)).start()
-    routes = {"/alertmanager": alerts.endpoint.handle}
+            workers = WorkerPool(settings, processes=settings.workers, threads=settings.worker_threads).start()
+            log.info("gpubot: diagnoses run in %d worker processes, %d at a time each", settings.workers,
+                     settings.worker_threads)
+        app, deps = build_app(settings, workers=workers)
+        alerts = Alerts(settings, deps.service, deps.store.engine, app.client, deps.signer,
+                        cluster=cluster_name(deps.service)).start()
+        routes = {"/alertmanager": counted_webhook(alerts.endpoint.handle)}
+        # In Socket Mode Slack comes over the WebSocket; Alertmanager still needs the port.
+        server = _listening(lambda: SlackHttpServer(app if settings.slack_mode == "http" else None,
+                                                    port=settings.http_port, routes=routes,
+                                                    max_connections=settings.http_max_connections,
+                                                    max_connections_per_client=settings.http_max_connections_per_client),
+                            "GPUBOT_HTTP_PORT", settings.http_port)
+    except BaseException:
+        probes.stop()
+        raise
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    # In Socket Mode Slack comes over the WebSocket; Alertmanager still needs the port.
-    server = _listening(lambda: SlackHttpServer(app if settings.slack_mode == "http" else None,
-                                                port=settings.http_port, routes=routes,
-                                                max_connections=settings.http_max_connections,
-                                                max_connections_per_client=settings.http_max_connections_per_client),
-                        "GPUBOT_HTTP_PORT", settings.http_port)
-    probes = _listening(lambda: ProbeServer(ready=lambda: server.serving, port=settings.probe_port),
-                        "GPUBOT_PROBE_PORT", settings.probe_port)
+    ready.current = serving_readiness(server=server, app=app, deps=deps, alerts=alerts, workers=workers)
     server.start()
-    probes.start()
     if settings.slack_mode == "socket":
         handler = socket_mode_handler(app, settings)
         handler.connect()
@@ -80,6 +91,39 @@ def run(settings: Settings) -> int:
     # Lazy listeners run on non-daemon pool threads; an interpreter exit would wait for them without
     # limit. Whatever outlived the grace period is dropped on purpose.
     os._exit(0)
+
+
+class Starting(Readiness):
+    """/readyz while ``gpubot serve`` starts: not ready (saying what it waits on) until the serving
+    process's own checks exist, then theirs. The probe port opens first so /healthz answers while
+    start-up waits on Slack."""
+
+    def __init__(self, waiting: str) -> None:  # no checks of its own: nothing to set up in Readiness
+        self.waiting = waiting
+        self.current: Readiness | None = None
+
+    def reason(self) -> str | None:
+        current = self.current
+        return current.reason() if current is not None else self.waiting
+
+
+def _slack_accepts_token(settings: Settings) -> None:
+    """``auth.test`` before anything is built on the token: Bolt's own check would end start-up with
+    a BoltError traceback, and an unreachable Slack would keep it waiting without a word."""
+    from bot.slack_token import CONNECT_DEADLINE_S, verify_bot_token
+
+    settings.require_slack()  # which token is missing, named before any call is made
+    deadline = float(getattr(settings, "slack_connect_deadline", CONNECT_DEADLINE_S))
+    mark = getattr(probe_module, "mark_slack_auth", None)
+    try:
+        who = verify_bot_token(settings.slack_bot_token or "", api_url=settings.slack_api_url, deadline=deadline)
+    except SlackAuthFailed as exc:
+        if mark is not None:
+            mark(False, str(exc))
+        raise
+    if mark is not None:
+        mark(True)
+    log.info("gpubot: Slack accepts the bot token (team %s, bot user %s)", who.get("team"), who.get("user"))
 
 
 def _listening(make: "Callable[[], T]", variable: str, port: int) -> "T":

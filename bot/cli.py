@@ -1,7 +1,8 @@
 """The ``gpubot`` command line: diagnose, ask, explain, the simulated cluster and the demo.
 
 Exit status: 0 when a diagnosis was produced (whatever it found), 2 for bad input (one line on
-stderr), 3 when the cluster cannot be reached or configured, 1 for anything unexpected.
+stderr), 3 when a dependency (the cluster, the database, Slack) cannot be reached or is not configured
+(one line on stderr), 141 when the reader of stdout went away, 1 for anything unexpected.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from bot.render import json_out, terminal
 from bot.settings import Settings, SettingsError, load_settings
 
 EXIT_OK, EXIT_BUG, EXIT_INPUT, EXIT_CLUSTER = 0, 1, 2, 3
+EXIT_PIPE = 128 + 13  # SIGPIPE, as the shell reports a command its reader stopped reading
 
 
 class _Parser(argparse.ArgumentParser):
@@ -127,13 +129,29 @@ def main(argv: list[str] | None = None) -> int:
 
             return doctor(args)
         settings = load_settings()
-        return _dispatch(args, settings)
+        code = _dispatch(args, settings)
+        sys.stdout.flush()  # here, where a reader that went away is caught, not at interpreter exit
+        return code
     except SettingsError as exc:
         return _fail(str(exc), EXIT_INPUT, wants_json)
     except GpubotError as exc:
         return _fail(str(exc), exc.exit_code, wants_json)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        return _reader_went_away()
+
+
+def _reader_went_away() -> int:
+    """The reader of stdout closed it (`gpubot nodes | head -1`): stop quietly, as a command killed by
+    SIGPIPE does. Python's own advice: point stdout at devnull so the flush at exit does not fail
+    again (https://docs.python.org/3/library/signal.html#note-on-sigpipe)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is no file descriptor (captured in a test)
+        pass
+    return EXIT_PIPE
 
 
 def _fail(message: str, code: int, wants_json: bool) -> int:

@@ -12,6 +12,7 @@ import os
 import sys
 from pathlib import Path
 
+from bot.cluster_progress import cluster_progress
 from bot.errors import GpubotError, UserError
 from bot.render import json_out, terminal
 from bot.settings import Settings, SettingsError, load_settings
@@ -129,7 +130,9 @@ def main(argv: list[str] | None = None) -> int:
 
             return doctor(args)
         settings = load_settings()
-        code = _dispatch(args, settings)
+        # A slow cluster shows a spinner on a terminal's stderr; `serve` logs instead.
+        with cluster_progress(enabled=args.command != "serve"):
+            code = _dispatch(args, settings)
         sys.stdout.flush()  # here, where a reader that went away is caught, not at interpreter exit
         return code
     except SettingsError as exc:

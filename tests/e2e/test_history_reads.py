@@ -55,7 +55,7 @@ def test_the_deleted_rank_is_found_and_named(env):
     assert "nodeclaim/g6e-spot-8hq2w" in sources and "node/ip-10-42-33-58" in sources
     assert "Evicted pod: Forceful Termination" in [e.text for e in first.evidence]
     timeout = next(f for f in diagnosis.findings if f.code == "nccl.timeout")
-    assert timeout.severity == "info" and "karpenter.interruption" in timeout.title
+    assert timeout.severity == "info" and timeout.consequence_of == "karpenter.interruption"
 
 
 @pytest.mark.slow

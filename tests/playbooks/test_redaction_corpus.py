@@ -121,7 +121,7 @@ def _ordinary_lines() -> list[str]:
     ]
 
 
-@pytest.mark.parametrize("line", _ordinary_lines())
+@pytest.mark.parametrize("line", _ordinary_lines(), ids=lambda line: f"{len(line)} chars")
 def test_ordinary_evidence_reads_as_it_did(line):
     assert redact(line) == line
 

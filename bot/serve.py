@@ -113,7 +113,7 @@ def _slack_accepts_token(settings: Settings) -> None:
     from bot.slack_token import CONNECT_DEADLINE_S, verify_bot_token
 
     settings.require_slack()  # which token is missing, named before any call is made
-    deadline = float(getattr(settings, "slack_connect_deadline", CONNECT_DEADLINE_S))
+    deadline = settings.slack_connect_deadline
     mark = getattr(probe_module, "mark_slack_auth", None)
     try:
         who = verify_bot_token(settings.slack_bot_token or "", api_url=settings.slack_api_url, deadline=deadline)

@@ -153,7 +153,7 @@ class Settings:
     kubeconfig: str | None = setting(env="KUBECONFIG", help="kubeconfig file(s); unset: ~/.kube/config or the in-cluster service account")
     context: str | None = setting(env="GPUBOT_CONTEXT", help="kubeconfig context (cluster); unset: the current context")
     namespace: str = setting("default", env="GPUBOT_NAMESPACE", help="namespace commands read when they name none")
-    request_timeout: float = setting(10.0, env="GPUBOT_REQUEST_TIMEOUT", parse=_seconds, help="time for one Kubernetes API request (connect + read)")
+    request_timeout: float = setting(10.0, env="GPUBOT_REQUEST_TIMEOUT", parse=_seconds, help="time for one Kubernetes API call, its retries included; a hung server is reported after it")
     max_retries: int = setting(3, env="GPUBOT_MAX_RETRIES", parse=_integer(0), help="retries of a Kubernetes request on 429/5xx, with exponential backoff")
     retry_backoff: float = setting(0.2, env="GPUBOT_RETRY_BACKOFF", parse=_seconds, help="first backoff between those retries (doubles each time)")
     page_size: int = setting(500, env="GPUBOT_PAGE_SIZE", parse=_integer(1), help="objects per list page")
@@ -173,7 +173,7 @@ class Settings:
     http_port: int = setting(3000, env="GPUBOT_HTTP_PORT", parse=_integer(0), help="port for Slack events, interactivity and /alertmanager (HTTP mode)")
     http_max_connections_per_client: int = setting(32, env="GPUBOT_HTTP_MAX_CONNECTIONS_PER_CLIENT", parse=_integer(1), help="connections open at once from one client address (past it: 503)")
     http_max_connections: int = setting(1024, env="GPUBOT_HTTP_MAX_CONNECTIONS", parse=_integer(1), help="connections open at once in all (past it: 503)")
-    probe_port: int = setting(8081, env="GPUBOT_PROBE_PORT", parse=_integer(0), help="port of /healthz and /readyz, apart so that a flood cannot fail them (0: none)")
+    probe_port: int = setting(8081, env="GPUBOT_PROBE_PORT", parse=_integer(0), help="port of /healthz, /readyz and /metrics, apart so that a flood cannot fail them (0: none)")
     channel_namespaces: Mapping[str, str] = setting({}, env="GPUBOT_CHANNEL_NAMESPACES", parse=_channel_namespaces, help="default namespace per channel: C0123ABC=ml-training,C0456DEF=research")
     progress_interval: float = setting(3.0, env="GPUBOT_PROGRESS_INTERVAL", parse=_seconds, help="time between progress updates of a running diagnosis (Slack's chat.update budget)")
     answer_deadline: float = setting(900.0, env="GPUBOT_ANSWER_DEADLINE", parse=_seconds, help="how long an answer keeps trying to reach Slack before it is logged as lost")
@@ -204,6 +204,8 @@ class Settings:
     log_level: str = setting("INFO", env="GPUBOT_LOG_LEVEL", parse=_choice("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"), help="DEBUG, INFO, WARNING, ERROR or CRITICAL")
     retention_incidents: float = setting(90 * _DAY, env="GPUBOT_RETENTION_INCIDENTS", parse=_retention, help="resolved incidents older than this are pruned (0: kept forever)")
     retention_alerts: float = setting(90 * _DAY, env="GPUBOT_RETENTION_ALERTS", parse=_retention, help="resolved alerts older than this are pruned (0: kept forever)")
+    slack_connect_deadline: float = setting(120.0, env="GPUBOT_SLACK_CONNECT_DEADLINE", parse=_seconds, help="how long `gpubot serve` retries a Slack that does not answer at start before it exits 3")
+    prometheus_url: str | None = setting(env="GPUBOT_PROMETHEUS_URL", help="Prometheus with the DCGM exporter's metrics; set: diagnoses add the GPUs' utilisation and memory over the last hour")
     retention_deliveries: float = setting(14 * _DAY, env="GPUBOT_RETENTION_DELIVERIES", parse=_retention, help="delivery records older than this are pruned (0: kept forever)")
 
     def require_slack(self) -> None:

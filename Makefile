@@ -25,12 +25,15 @@ install-dev: $(VENV)/.installed-dev
 demo: install
 	$(BIN)/gpubot demo
 
+# The suite runs on every core (pytest-xdist); each test that needs PostgreSQL makes a database of its own
+# on the one server, so the workers never share state. TEST_WORKERS=0 runs it in one process.
+TEST_WORKERS ?= auto
 # pytest runs with a throwaway PostgreSQL server (installed with apt if missing, removed afterwards)
 # so the store tests cover SQLite and PostgreSQL; GPUBOT_TEST_POSTGRES_URL set = use that server.
 test: install-dev
 	bash scripts/fetch-helm.sh $(VENV)
 	bash scripts/fetch-promtool.sh >/dev/null
-	bash scripts/with-postgres.sh $(BIN)/python -m pytest -q
+	bash scripts/with-postgres.sh $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --durations=10
 	$(BIN)/python tests/benchmarks/bench_ack.py --bursts 50
 
 bench: install-dev

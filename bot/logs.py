@@ -47,6 +47,10 @@ def current_request() -> dict[str, Any]:
     return dict(_request.get())
 
 
+# The attributes every LogRecord has; anything else on a record came from `extra=` or a filter.
+_RECORD_ATTRIBUTES = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime"}
+
+
 class RequestAndRedaction(logging.Filter):
     """Adds the request's fields to each record and redacts its message, fields and traceback.
 
@@ -57,9 +61,11 @@ class RequestAndRedaction(logging.Filter):
         for key, value in _request.get().items():
             if not hasattr(record, key):
                 setattr(record, key, value)
-        for key in REQUEST_FIELDS:
-            value = getattr(record, key, None)
-            if isinstance(value, str):
+        # Every field a JSON line would carry is redacted, not only ours: a library's `extra=` may hold
+        # anything. uvicorn's `color_message` repeats the message with terminal colours: dropped.
+        record.__dict__.pop("color_message", None)
+        for key, value in list(record.__dict__.items()):
+            if key not in _RECORD_ATTRIBUTES and isinstance(value, str):
                 setattr(record, key, redact(value))
         record.msg = redact(record.getMessage())
         record.args = None

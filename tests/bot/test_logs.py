@@ -109,3 +109,22 @@ def test_the_level_is_gpubot_log_level(root_logger):
     logging.getLogger("gpubot").info("not shown")
     logging.getLogger("gpubot").warning("shown")
     assert [json.loads(line)["message"] for line in out.getvalue().splitlines()] == ["shown"]
+
+
+def test_a_librarys_extra_fields_are_redacted_and_colour_copies_dropped():
+    import io
+    import json as _json
+    import logging as _logging
+
+    from bot.logs import handler
+
+    stream = io.StringIO()
+    log = _logging.getLogger("gpubot.test.extra")
+    log.handlers[:] = [handler(fmt="json", stream=stream)]
+    log.propagate = False
+    log.setLevel(_logging.INFO)
+    token = "xoxb-" + "1234567890-" * 2 + "abcdefghijklmnopqrstuvwx"
+    log.info("started", extra={"color_message": "\x1b[36mstarted\x1b[0m", "upstream": f"token={token}"})
+    line = _json.loads(stream.getvalue().strip())
+    assert "color_message" not in line
+    assert token not in line["upstream"] and "REDACTED" in line["upstream"]

@@ -7,14 +7,16 @@ output gets nothing.
 """
 from __future__ import annotations
 
+import sys
 import threading
 from contextlib import contextmanager
-from typing import Iterator
-
-from rich.console import Console
-from rich.status import Status
+from typing import TYPE_CHECKING, Iterator
 
 from bot import cluster_waits as waits
+
+if TYPE_CHECKING:  # rich costs ~90 ms to import: only a terminal that will show the spinner pays it
+    from rich.console import Console
+    from rich.status import Status
 
 SHOW_AFTER = 1.0
 
@@ -24,10 +26,16 @@ def describe(wait: waits.Wait) -> str:
 
 
 @contextmanager
-def cluster_progress(*, enabled: bool = True, console: Console | None = None, show_after: float = SHOW_AFTER,
+def cluster_progress(*, enabled: bool = True, console: "Console | None" = None, show_after: float = SHOW_AFTER,
                      poll: float = 0.1) -> Iterator[None]:
-    console = console or Console(stderr=True)
-    if not enabled or not console.is_terminal:
+    if not enabled or (console is None and not sys.stderr.isatty()):
+        yield
+        return
+    if console is None:
+        from rich.console import Console
+
+        console = Console(stderr=True)
+    if not console.is_terminal:
         yield
         return
     stop = threading.Event()
@@ -41,8 +49,8 @@ def cluster_progress(*, enabled: bool = True, console: Console | None = None, sh
         watcher.join()
 
 
-def _watch(*, console: Console, stop: threading.Event, show_after: float, poll: float) -> None:
-    status: Status | None = None
+def _watch(*, console: "Console", stop: threading.Event, show_after: float, poll: float) -> None:
+    status: "Status | None" = None
     try:
         while not stop.wait(poll):
             wait = waits.oldest()

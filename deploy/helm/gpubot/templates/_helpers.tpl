@@ -23,6 +23,19 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- default (include "gpubot.fullname" .) .Values.serviceAccount.name -}}
 {{- end -}}
 
+{{/* Who the bindings name: the ServiceAccount, and the groups an EKS access entry gives the IAM role
+(gpubot reaches clusters as that role when it reads a kubeconfig). */}}
+{{- define "gpubot.subjects" -}}
+- kind: ServiceAccount
+  name: {{ include "gpubot.serviceAccountName" . }}
+  namespace: {{ .Release.Namespace }}
+{{- range .Values.rbac.groups }}
+- kind: Group
+  apiGroup: rbac.authorization.k8s.io
+  name: {{ . | quote }}
+{{- end }}
+{{- end -}}
+
 {{/* The digest wins over the tag: a digest names one image for good. */}}
 {{- define "gpubot.image" -}}
 {{- if .Values.image.digest -}}
@@ -66,6 +79,9 @@ seccompProfile:
 {{- end -}}
 {{- if and .Values.ingress.enabled (ne .Values.mode "http") -}}
 {{- fail "ingress.enabled needs mode=http: in Socket Mode Slack is reached over an outgoing WebSocket, there is nothing to route in" -}}
+{{- end -}}
+{{- if and .Values.kubeconfig.context (not .Values.kubeconfig.existingSecret) -}}
+{{- fail (printf "kubeconfig.context=%s needs kubeconfig.existingSecret: without a kubeconfig gpubot reads only its own cluster (clusterName)" .Values.kubeconfig.context) -}}
 {{- end -}}
 {{- if eq (int .Values.httpPort) (int .Values.probePort) -}}
 {{- fail (printf "probePort must differ from httpPort (both %v): the probes have a port of their own" .Values.httpPort) -}}

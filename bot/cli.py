@@ -195,14 +195,34 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
 
         return run(settings)
     if args.command == "sim":
+        _require_simulator()
         from bot import sim_cli
 
         return sim_cli.run(args)
     if args.command == "demo":
+        _require_simulator()
         from bot import demo
 
         return demo.run(settings, as_json=args.json)
     raise UserError(f"unknown command {args.command}")
+
+
+# The simulated cluster ships apart: the image leaves out the sim package and moto[server] (its EC2).
+_SIMULATOR_MODULES = {"sim", "moto", "flask", "flask_cors", "werkzeug"}
+
+
+def _require_simulator() -> None:
+    """One line instead of a traceback where the simulated cluster is not installed. Only a missing
+    simulator module is answered so; any other import error is a bug and surfaces as one."""
+    try:
+        import sim.serve  # noqa: F401  (imports moto's server through sim.ec2)
+    except ModuleNotFoundError as exc:
+        missing = (exc.name or "").split(".")[0]
+        if missing not in _SIMULATOR_MODULES:
+            raise
+        raise UserError(f"the simulated cluster is not part of this installation (no module {missing}): "
+                        "install gpubot[sim] from a checkout of the repository (pip install '.[sim]') "
+                        "to run gpubot sim and gpubot demo") from None
 
 
 def _policy_check(path: str) -> int:

@@ -74,3 +74,22 @@ def test_head_takes_the_first_line_and_nothing_is_said(tmp_path):
     lines = result.stdout.splitlines()
     assert len(lines) == 2 and lines[1] in ("status=0", "status=141")  # 0 when all fit the pipe first
     assert result.stderr == ""
+
+
+# What the image leaves out: the sim package, or moto (the simulated EC2). sys.modules[name] = None makes
+# every import of it fail as a missing module does, without touching the installed packages.
+_WITHOUT = ("import runpy, sys; sys.modules[{name!r}] = None; sys.argv = ['gpubot', *{args!r}]; "
+            "runpy.run_module('bot.cli', run_name='__main__')")
+
+
+@pytest.mark.parametrize("missing", ["sim", "moto"])
+@pytest.mark.parametrize("args", [("demo",), ("sim", "list"), ("sim", "serve", "--scenario", "xid-79")])
+def test_the_simulator_missing_is_one_line_and_exit_2(missing, args):
+    proc = subprocess.run([sys.executable, "-c", _WITHOUT.format(name=missing, args=args)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr == (f"gpubot: the simulated cluster is not part of this installation (no module {missing}): "
+                           "install gpubot[sim] from a checkout of the repository (pip install '.[sim]') "
+                           "to run gpubot sim and gpubot demo\n")
+    assert proc.stdout == ""
+

@@ -14,6 +14,7 @@ from bot.errors import SlackAuthFailed, UserError
 from bot.http_server import SlackHttpServer
 from bot.logs import configure_logging
 from bot.observe import counted_webhook, serving_readiness
+from bot.render import charts
 from bot.settings import Settings
 from bot.workers import WorkerPool
 from bot.workpool import WorkPool
@@ -43,6 +44,7 @@ def run(settings: Settings) -> int:
     probes = _listening(lambda: ProbeServer(ready=ready, port=settings.probe_port),
                         "GPUBOT_PROBE_PORT", settings.probe_port)
     probes.start()  # /healthz from here: a pod waiting for Slack is alive, and must not be restarted for it
+    charts.warm_up_in_background()  # matplotlib's first chart costs seconds: paid now, not by the first /gpu nodes
     try:
         _slack_accepts_token(settings)
         ready.waiting = "starting"
@@ -124,6 +126,12 @@ def _slack_accepts_token(settings: Settings) -> None:
     if mark is not None:
         mark(True)
     log.info("gpubot: Slack accepts the bot token (team %s, bot user %s)", who.get("team"), who.get("user"))
+    if settings.slack_mode == "socket":
+        # Bolt's Socket Mode handler would retry a refused app token for ever, saying little.
+        from bot.slack_token import verify_app_token
+
+        verify_app_token(settings.slack_app_token or "", api_url=settings.slack_api_url, deadline=deadline)
+        log.info("gpubot: Slack accepts the app-level token (Socket Mode)")
 
 
 def _listening(make: "Callable[[], T]", variable: str, port: int) -> "T":

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from bot.errors import SlackAuthFailed, SlackUnreachable
-from bot.slack_token import verify_bot_token
+from bot.slack_token import SlackAppTokenRefused, verify_app_token, verify_bot_token
 from tests.conftest import SIM_ENV
 from tests.fakes import workspace as ws
 from tests.fakes.ports import free_port, refused_port
@@ -126,3 +126,70 @@ def test_an_unreachable_database_stops_serve_with_one_line_and_exit_3(tmp_path):
     assert "Traceback" not in text and "Sup3rSecret" not in text
     assert _last_line(log) == (f"gpubot: cannot reach the database at postgresql://127.0.0.1:{dead}/gpubot "
                                f"(connection refused): check GPUBOT_DATABASE_URL")
+
+
+def _socket_env(slack: FakeSlack, app_token: str) -> dict[str, str]:
+    return {"SLACK_API_URL": slack.url, "GPUBOT_SLACK_MODE": "socket", "SLACK_APP_TOKEN": app_token}
+
+
+@pytest.mark.parametrize(("app_token", "error"), [("xapp-1-not-the-right-one", "invalid_auth"),
+                                                   (ws.BOT_TOKEN, "not_allowed_token_type")])
+def test_socket_mode_with_a_refused_app_token_stops_serve_with_one_line_and_exit_3(tmp_path, app_token, error):
+    with FakeSlack(socket_mode=True) as slack:
+        proc, log, _ = _serve(tmp_path, **_socket_env(slack, app_token))
+        assert proc.wait(timeout=60) == 3, log.read_text()
+        assert len(slack.calls("auth.test")) == 1  # the bot token was fine
+        assert len(slack.calls("apps.connections.open")) == 1  # refused: not retried
+    text = log.read_text()
+    assert "Traceback" not in text and "BoltError" not in text and "xapp-1-not-the-right-one" not in text
+    assert _last_line(log) == (f"gpubot: Slack refused the app-level token ({error}): set SLACK_APP_TOKEN to an "
+                               "xapp-... token with the connections:write scope (the app's Basic Information > "
+                               "App-Level Tokens), and turn Socket Mode on for the app")
+
+
+def test_socket_mode_with_the_right_app_token_goes_on_to_connect(tmp_path):
+    with FakeSlack(socket_mode=True) as slack:
+        proc, log, _ = _serve(tmp_path, **_socket_env(slack, ws.APP_TOKEN))
+        try:
+            deadline = time.monotonic() + 60
+            while "connected to Slack in Socket Mode" not in log.read_text():
+                assert proc.poll() is None, log.read_text()
+                assert time.monotonic() < deadline, log.read_text()
+                time.sleep(0.2)
+            assert "Slack accepts the app-level token" in log.read_text()
+            # The start-up check and the handler's own connection: one URL each.
+            assert len(slack.calls("apps.connections.open")) >= 2
+        finally:
+            proc.kill()
+            proc.wait(timeout=30)
+
+
+def test_http_mode_does_not_ask_for_a_socket_url(tmp_path):
+    with FakeSlack() as slack:
+        proc, log, probe_port = _serve(tmp_path, SLACK_API_URL=slack.url)
+        try:
+            deadline = time.monotonic() + 60
+            while "listening for Slack" not in log.read_text():
+                assert proc.poll() is None, log.read_text()
+                assert time.monotonic() < deadline, log.read_text()
+                time.sleep(0.2)
+            assert slack.calls("auth.test") and not slack.calls("apps.connections.open")
+        finally:
+            proc.kill()
+            proc.wait(timeout=30)
+
+
+def test_the_app_token_check_retries_a_server_error_and_answers_a_socket_url():
+    with FakeSlack(socket_mode=True) as slack:
+        slack.inject("apps.connections.open", status=503, error="service_unavailable")
+        answer = verify_app_token(ws.APP_TOKEN, api_url=slack.url, deadline=30)
+        assert answer["ok"] is True and answer["url"].startswith("ws")
+        assert len(slack.calls("apps.connections.open")) == 2
+
+
+def test_a_refused_app_token_is_exit_3_and_names_the_variable():
+    with FakeSlack(socket_mode=True) as slack:
+        with pytest.raises(SlackAppTokenRefused) as raised:
+            verify_app_token("xapp-wrong", api_url=slack.url, deadline=30)
+    assert raised.value.exit_code == 3 and raised.value.error == "invalid_auth"
+    assert "SLACK_APP_TOKEN" in str(raised.value) and "SLACK_BOT_TOKEN" not in str(raised.value)

@@ -36,6 +36,8 @@ def run_checks(args: argparse.Namespace, env=None) -> list[Check]:
         remediations = load_policy(settings.policy_path).remediations.enabled
     found.append(checks.database(settings))
     found.append(checks.slack(settings))
+    if settings.slack_mode == "socket":
+        found.append(checks.slack_app_token(settings))
     cluster_checks, info = checks.cluster(settings, context=args.context, remediations=remediations)
     found.extend(cluster_checks)
     found.append(checks.aws(settings, info))

@@ -72,12 +72,11 @@ def database(settings: Settings) -> Check:
 
 def manifest_scopes(mode: str) -> frozenset[str] | None:
     """The bot scopes the app manifest for this mode asks for; None where no manifest is at hand."""
-    for name in (f"slack-app-manifest-{mode}.yaml", "slack-app-manifest.yaml"):
-        path = DEPLOY / name
-        if path.is_file():
-            manifest = yaml.safe_load(path.read_text())
-            return frozenset(manifest["oauth_config"]["scopes"]["bot"])
-    return None
+    path = DEPLOY / f"slack-app-manifest-{mode}.yaml"
+    if not path.is_file():  # an installed wheel carries no deploy/
+        return None
+    manifest = yaml.safe_load(path.read_text())
+    return frozenset(manifest["oauth_config"]["scopes"]["bot"])
 
 
 def slack(settings: Settings) -> Check:
@@ -110,6 +109,33 @@ def slack(settings: Settings) -> Check:
                      f"add them under OAuth & Permissions > Bot Token Scopes (deploy/slack-app-manifest-"
                      f"{settings.slack_mode}.yaml lists them) and reinstall the app")
     return Check("slack", PASS, f"{who}; all {len(wanted)} bot scopes of the {settings.slack_mode} manifest granted")
+
+
+def slack_app_token(settings: Settings) -> Check:
+    """Socket Mode's app-level token, asked for a connection URL as the Socket Mode client first does
+    (https://api.slack.com/methods/apps.connections.open); the URL is not dialled."""
+    from slack_sdk import WebClient
+    from slack_sdk.errors import SlackApiError, SlackClientError
+
+    name = "slack app token"
+    if not settings.slack_app_token:
+        return Check(name, FAIL, "GPUBOT_SLACK_MODE is socket but SLACK_APP_TOKEN is not set",
+                     "set SLACK_APP_TOKEN to an xapp-... token with connections:write (Basic Information > "
+                     "App-Level Tokens), or GPUBOT_SLACK_MODE=http", configuration=True)
+    web = WebClient(token=settings.slack_app_token, base_url=settings.slack_api_url,
+                    timeout=max(1, int(settings.request_timeout)))
+    try:
+        web.apps_connections_open(app_token=settings.slack_app_token)
+    except SlackApiError as exc:
+        error = exc.response.get("error") if exc.response is not None else "error"
+        return Check(name, FAIL, f"apps.connections.open refused the app-level token ({error})",
+                     "set SLACK_APP_TOKEN to an xapp-... token with connections:write (Basic Information > "
+                     "App-Level Tokens) and turn Socket Mode on for the app")
+    except (SlackClientError, OSError) as exc:
+        reason = _one_line(getattr(exc, "reason", None) or exc, 200)
+        return Check(name, FAIL, f"cannot reach Slack at {settings.slack_api_url}: {reason}",
+                     "check the network path to Slack (proxy, egress NetworkPolicy) or SLACK_API_URL")
+    return Check(name, PASS, "apps.connections.open answered a Socket Mode URL")
 
 
 def cluster(settings: Settings, *, context: str | None, remediations: bool) -> tuple[list[Check], object | None]:

@@ -164,3 +164,46 @@ def test_the_reads_checked_are_the_read_role_of_the_install():
                for v in rule["verbs"]}
     assert {(a.group, a.resource, a.verb) for a in reads()} == granted
 
+
+
+def test_socket_mode_checks_the_app_token_too(world, monkeypatch):
+    with FakeSlack(socket_mode=True) as slack:
+        monkeypatch.setenv("SLACK_API_URL", slack.url)
+        monkeypatch.setenv("SLACK_BOT_TOKEN", slack.token)
+        monkeypatch.setenv("SLACK_APP_TOKEN", slack.app_token)
+        result = run_cli("doctor")
+        assert len(slack.calls("apps.connections.open")) == 1
+    assert result.code == EXIT_OK, result.out + result.err
+    rows = _rows(result.out)
+    assert (rows["settings"], rows["slack"], rows["slack app token"]) == ("ok", "ok", "ok"), result.out
+    assert "ok      settings: loaded (socket mode)" in result.out
+    assert f"all {len(manifest_scopes('socket'))} bot scopes of the socket manifest granted" in result.out
+
+
+@pytest.mark.parametrize(("token", "error"), [("xapp-1-not-the-right-one", "invalid_auth"),
+                                              ("BOT", "not_allowed_token_type")])
+def test_a_refused_app_token_is_said_with_its_fix(world, monkeypatch, token, error):
+    with FakeSlack(socket_mode=True) as slack:
+        monkeypatch.setenv("SLACK_API_URL", slack.url)
+        monkeypatch.setenv("SLACK_BOT_TOKEN", slack.token)
+        monkeypatch.setenv("SLACK_APP_TOKEN", slack.token if token == "BOT" else token)
+        result = run_cli("doctor")
+    assert result.code == EXIT_DEPENDENCY, result.out
+    rows = _rows(result.out)
+    assert (rows["slack"], rows["slack app token"]) == ("ok", "FAIL"), result.out
+    assert f"FAIL    slack app token: apps.connections.open refused the app-level token ({error})" in result.out
+    assert "fix: set SLACK_APP_TOKEN to an xapp-... token with connections:write" in result.out
+    assert "xapp-1-not-the-right-one" not in result.out
+
+
+def test_socket_mode_without_an_app_token_is_a_configuration_failure(world, monkeypatch):
+    monkeypatch.setenv("GPUBOT_SLACK_MODE", "socket")
+    result = run_cli("doctor")
+    assert result.code == EXIT_CONFIGURATION, result.out
+    assert "FAIL    slack app token: GPUBOT_SLACK_MODE is socket but SLACK_APP_TOKEN is not set" in result.out
+    assert not world.calls("apps.connections.open")
+
+
+def test_http_mode_does_not_check_an_app_token(world):
+    result = run_cli("doctor")
+    assert "slack app token" not in _rows(result.out) and not world.calls("apps.connections.open")

@@ -152,13 +152,13 @@ def cluster(settings: Settings, *, context: str | None, remediations: bool) -> t
                       "(`kubectl config get-contexts`), or set KUBECONFIG")], None
     try:
         lease_ns = settings.lease_namespace or settings.namespace
-        groups = [("cluster reads", permissions.reads(), "bind the ClusterRole gpubot-read (deploy/kubernetes/rbac.yaml, "
-                   "or the chart's RBAC) to this identity"),
+        groups = [("cluster reads", permissions.reads(), "bind the ClusterRole gpubot-read (deploy/helm/gpubot, "
+                   "templates/rbac.yaml) to this identity; as an IAM role: its EKS access entry's groups, rbac.groups"),
                   ("leader election", permissions.leader_election(namespace=lease_ns, lease=settings.lease_name),
                    f"bind the Role gpubot-leader-election in {lease_ns} to this identity")]
         if remediations:
             groups.append(("remediation writes", permissions.remediation_writes(),
-                           "bind the ClusterRole gpubot-remediate (deploy/overlays/remediation, or the chart's "
+                           "bind the ClusterRole gpubot-remediate (the chart's "
                            "remediation.enabled) to this identity"))
         checks = []
         for name, accesses, fix in groups:

@@ -1,8 +1,9 @@
 """What gpubot asks of a cluster, and a SelfSubjectAccessReview for each (``gpubot doctor``).
 
-The reads are written as the RBAC rules that grant them, in the shape of deploy/kubernetes/rbac.yaml's
-ClusterRole gpubot-read, and a test holds that role to this list; the leader-election writes are the
-Role beside it; remediation writes come from the remediation registry (the overlay's source too).
+The reads are written as the RBAC rules that grant them, in the shape of the Helm chart's ClusterRole
+gpubot-read (deploy/helm/gpubot/templates/rbac.yaml), and a test holds that role to this list; the
+leader-election writes are the Role beside it; remediation writes come from the remediation registry
+(the chart's source too).
 SelfSubjectAccessReview: authorization.k8s.io/v1 (k8s.io/api/authorization/v1 types.go), which every
 authenticated user may create (ClusterRole system:basic-user), the question `kubectl auth can-i` asks.
 """
@@ -56,7 +57,7 @@ def reads() -> list[Access]:
 
 
 def leader_election(*, namespace: str, lease: str) -> list[Access]:
-    """client-go's leaderelection asks these of its own Lease (deploy/kubernetes/rbac.yaml's Role)."""
+    """client-go's leaderelection asks these of its own Lease (the chart's Role gpubot-leader-election)."""
     return [Access("create", "coordination.k8s.io", "leases", namespace),
             Access("get", "coordination.k8s.io", "leases", namespace, lease),
             Access("update", "coordination.k8s.io", "leases", namespace, lease)]

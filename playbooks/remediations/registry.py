@@ -1,5 +1,5 @@
 """The one registry of remediation definitions, by kind, and the RBAC they need together (the
-deploy overlay's ClusterRole is checked against ``permissions()``)."""
+Helm chart's ClusterRole gpubot-remediate is checked against ``permissions()``)."""
 from __future__ import annotations
 
 from datetime import datetime

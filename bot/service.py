@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Callable
 from bot.errors import ClusterConfigError, ClusterError, NotFoundError, Refused, UserError
 from bot.gateway import ClusterGateway, connect
 from bot.gateway.ec2 import Ec2Catalog, catalog_for
+from bot.gateway.prometheus import PrometheusGpuMetrics
 from bot.observe import timed_diagnosis
 from bot.settings import Settings
 from bot.targets import parse_target, validate_context, validate_namespace
@@ -55,6 +56,9 @@ class DiagnosisService:
         self._policy = policy
         self._gateways: dict[str | None, ClusterGateway] = {}
         self._lock = threading.Lock()
+        # Optional: diagnoses add the GPUs' utilisation and memory where a Prometheus is configured.
+        self.gpu_metrics = PrometheusGpuMetrics(settings.prometheus_url, timeout=settings.request_timeout) \
+            if settings.prometheus_url else None
 
     # -- who may read what ------------------------------------------------------------------------
 
@@ -167,7 +171,8 @@ class DiagnosisService:
         try:
             diagnosis = timed_diagnosis(diagnose, target, gateway=gateway, catalog=self.catalog(gateway), registry=self.registry,
                                  limits=limits, on_resolved=on_resolved, progress=progress,
-                                 namespace_allowed=None if access.unrestricted else allowed)
+                                 namespace_allowed=None if access.unrestricted else allowed,
+                                 gpu_metrics=self.gpu_metrics)
         except NamespaceNotFound as exc:
             raise UserError(f"{exc} Pass -n with an existing namespace.") from None
         except TargetNotFound as exc:

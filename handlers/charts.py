@@ -1,5 +1,6 @@
 """Charts next to the answers that have one: /gpu nodes and /gpu nodepools (uploaded into the answer's
-thread, after the text answer, which stays the fallback), and the App Home's incidents by week."""
+thread, after the text answer, which stays the fallback), a diagnosis' GPU metrics, and the App Home's
+incidents by week."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
@@ -10,6 +11,7 @@ from bot.policy import Access
 from bot.uploads import PRIVATE_CHARTS, Chart, upload_chart
 from handlers.reply import Reply
 from playbooks.fleet import NodePoolsReport, NodesReport
+from playbooks.model import Diagnosis
 
 HOME_WEEKS = 8
 HOME_INCIDENTS = 2000  # incidents read for the chart: the newest, within HOME_WEEKS
@@ -35,6 +37,21 @@ def attach_fleet_chart(reply: Reply, report: NodesReport | NodePoolsReport) -> s
         chart = Chart(png=charts.nodepools_chart(report), filename=f"gpu-nodepools-{report.cluster}.png",
                       title=f"GPU NodePools · {report.cluster}",
                       alt_text=f"Bars per GPU NodePool in {report.cluster}: GPUs used, a mark at each limit.")
+    return upload_chart(reply.client, chart, channel=reply.channel, thread_ts=reply.thread_ts or reply.ts)
+
+
+def attach_gpu_chart(reply: Reply, diagnosis: Diagnosis) -> str | None:
+    """Upload the GPUs' utilisation and memory over the last hour into the diagnosis' thread, when the
+    diagnosis read them (GPUBOT_PROMETHEUS_URL set, series found); the file id, or None."""
+    usage = diagnosis.gpu_usage
+    if usage is None or not usage.gpus or reply.via_response_url or reply.ts is None:
+        return None
+    from bot.render import charts
+
+    name = diagnosis.target.name
+    chart = Chart(png=charts.gpu_usage_chart(usage), filename=f"gpu-usage-{name}.png",
+                  title=f"GPU utilisation and memory · {name}",
+                  alt_text=f"Lines per GPU of {name} over the last hour: percent busy above, memory used below.")
     return upload_chart(reply.client, chart, channel=reply.channel, thread_ts=reply.thread_ts or reply.ts)
 
 

@@ -10,6 +10,7 @@ from bot.render.blocks import diagnosis_blocks, diagnosis_text, error_blocks, pr
 from bot.render.blocks.text import escape
 from bot.textinput import check_paste
 from handlers import recording
+from handlers.charts import attach_gpu_chart
 from handlers.deps import Deps
 from handlers.reply import Reply
 
@@ -64,6 +65,7 @@ def run_diagnosis(reply: Reply, deps: Deps, *, target: str, namespace: str | Non
                            recorded.incident.id if recorded is not None else None)
     reply.update(text=diagnosis_text(diagnosis), blocks=blocks)
     recording.link_thread(deps, reply, recorded, actor=actor, summary=diagnosis.summary)
+    attach_gpu_chart(reply, diagnosis)
 
 
 def _fit(diagnosis, extra: list[dict]) -> list[dict]:

@@ -64,6 +64,8 @@ CODES: tuple[str, ...] = (
     "scheduling.insufficient_gpu",
     "scheduling.node_lifecycle_taint",
     "image.slow_pull",
+    # GPUs held and not used: information next to whatever else is found, never a cause.
+    "gpu.idle",
     # A node is on its way: the answer when nothing is wrong yet.
     "karpenter.provisioning",
 )

@@ -10,6 +10,7 @@ from playbooks.codes import precedence
 from playbooks.consequences import follow_causes
 from playbooks.facts import Facts
 from playbooks.gather import Catalog, Gateway, Limits, ReadFailed, gather
+from playbooks.gpu_series import GpuMetrics
 from playbooks.model import Diagnosis, Evidence, Finding, Target
 from playbooks.redact import redact_diagnosis
 from playbooks.registry import Registry
@@ -48,7 +49,8 @@ NamespaceFilter = Callable[[str], bool]
 
 def diagnose(target: Target, *, gateway: ResolvingGateway, catalog: Catalog | None, registry: Registry,
              limits: Limits = Limits(), on_resolved: Callable[[Target], None] | None = None,
-             progress: Progress | None = None, namespace_allowed: NamespaceFilter | None = None) -> Diagnosis:
+             progress: Progress | None = None, namespace_allowed: NamespaceFilter | None = None,
+             gpu_metrics: GpuMetrics | None = None) -> Diagnosis:
     """``on_resolved`` hears the target once it is known to exist (kind resolved); ``progress`` hears
     each gathering step, so a chat surface can say what is happening during a long diagnosis.
     ``namespace_allowed``: the namespaces the asker may read (None: all); no lookup or read of pods
@@ -63,6 +65,7 @@ def diagnose(target: Target, *, gateway: ResolvingGateway, catalog: Catalog | No
         node=obj if target.kind == "node" else None,
         nodepool=obj if target.kind == "nodepool" else None,
         gateway=gateway, catalog=catalog, limits=limits, progress=progress, namespace_allowed=namespace_allowed,
+        gpu_metrics=gpu_metrics,
     )
     if progress is not None:
         progress("analyzing")
@@ -74,7 +77,7 @@ def analyze(facts: Facts, *, registry: Registry) -> Diagnosis:
     # the one redaction step: nothing gathered leaves the engine with a secret in it
     return redact_diagnosis(Diagnosis(
         target=facts.target, summary=summarize(facts, findings), findings=findings,
-        gaps=list(dict.fromkeys(facts.gaps)), cluster=facts.cluster,
+        gaps=list(dict.fromkeys(facts.gaps)), cluster=facts.cluster, gpu_usage=facts.gpu_usage,
     ))
 
 

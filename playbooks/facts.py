@@ -140,6 +140,9 @@ class Facts:
     # node name -> [(device plugin pod ref, log tail)]
     device_plugin_logs: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     ec2: Ec2Facts = field(default_factory=Ec2Facts)
+    # The running pods' GPU utilisation and memory (playbooks.gpu_series.GpuUsage); None: not read
+    # (no metrics source configured, none answered, or no series for these pods).
+    gpu_usage: Any = None
     gaps: list[str] = field(default_factory=list)
     # Reads that failed or were not possible ("nodepools", "nodeclaims", "pod logs", "events",
     # "daemonsets", "karpenter log", ...): an analyzer never concludes from the absence of what it

@@ -16,6 +16,8 @@ from playbooks.analyzers.owners import (
 )
 from playbooks.model import Target
 from playbooks.gather_ec2 import Catalog, considered_nodepools, gather_ec2
+from playbooks.gather_gpu import gather_gpu_usage
+from playbooks.gpu_series import GpuMetrics
 from playbooks.karpenter.nodeclaim import nominated_claims
 from playbooks.karpenter import versions
 from playbooks.karpenter.controller_settings import min_values_policy, setting
@@ -136,7 +138,7 @@ def _read(facts: Facts, read: str, fn: Callable[[], T], default: T) -> T:
 def gather(target: Target, *, owner: dict | None, pod: dict | None, node: dict | None, nodepool: dict | None,
            gateway: Gateway, catalog: Catalog | None, limits: Limits = Limits(),
            progress: Callable[[str], None] | None = None,
-           namespace_allowed: Callable[[str], bool] | None = None) -> Facts:
+           namespace_allowed: Callable[[str], bool] | None = None, gpu_metrics: GpuMetrics | None = None) -> Facts:
     """Collect facts for an already-resolved target (the engine fetched the named object).
 
     ``namespace_allowed``: a node's pods in other namespaces are counted, never read or named."""
@@ -200,6 +202,9 @@ def gather(target: Target, *, owner: dict | None, pod: dict | None, node: dict |
         facts.gaps.append(
             f"EC2 facts (GPU count, EFA support, zone offerings per instance type) were not checked: {facts.ec2.unavailable}."
         )
+    if gpu_metrics is not None:
+        step("reading GPU metrics")
+        gather_gpu_usage(facts, metrics=gpu_metrics)
     return facts
 
 

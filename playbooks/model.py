@@ -91,6 +91,9 @@ class Diagnosis:
     # What could not be checked (no AWS credentials, Karpenter logs absent on Auto Mode, ...).
     gaps: list[str] = field(default_factory=list)
     cluster: str | None = None
+    # The GPU metric series the diagnosis read (playbooks.gpu_series.GpuUsage), for renderers that
+    # draw them; not part of the JSON contract.
+    gpu_usage: Any = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -21,12 +21,14 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from playbooks.fleet import NodePoolsReport, NodesReport
+    from playbooks.gpu_series import GpuUsage
 
 DPI = 100
 WIDTH_IN = 8.0
 MAX_BARS = 20  # rows beyond this are summed into "and N more" in the title, as the text table does
 MAX_CODES = 8  # codes beyond the most frequent are stacked as "other"
 WEEKS = 8
+MAX_GPU_LINES = 16  # two 8-GPU nodes; more lines than colours to tell apart say less, not more
 # Okabe-Ito colours: told apart by readers with any of the common colour-vision deficiencies.
 GREEN, ORANGE, RED, BLUE, GREY = "#009E73", "#E69F00", "#D55E00", "#0072B2", "#BBBBBB"
 CODE_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000", GREY)
@@ -142,6 +144,35 @@ def incidents_by_week(opened: Iterable[tuple[datetime, str]], *, now: datetime, 
         if 0 <= index < weeks and at <= now:
             buckets[int(index)][code] += 1
     return [WeekCounts(start=s, counts=dict(b)) for s, b in zip(starts, buckets)]
+
+
+def gpu_usage_chart(usage: GpuUsage) -> bytes:
+    """Two panels over the diagnosis' window, one line per GPU (the first ``MAX_GPU_LINES``):
+    utilisation in percent above, framebuffer memory used in GiB below; minutes before the reading on
+    the x axis, so the picture needs no clock to read."""
+    gpus = usage.gpus[:MAX_GPU_LINES]
+    fig = _new_figure(height=4.6)
+    util, memory = fig.subplots(2, 1, sharex=True)
+    for i, gpu in enumerate(gpus):
+        colour = CODE_COLOURS[i % len(CODE_COLOURS)]
+        util.plot([(t - usage.end) / 60 for t, _ in gpu.util], [v for _, v in gpu.util], color=colour,
+                  linewidth=1.2, label=gpu.label)
+        memory.plot([(t - usage.end) / 60 for t, _ in gpu.fb_used], [v / 1024 for _, v in gpu.fb_used], color=colour,
+                    linewidth=1.2)
+    util.set_ylim(0, 105)
+    util.set_ylabel("GPU busy (%)")
+    memory.set_ylabel("memory used (GiB)")
+    memory.set_ylim(bottom=0)
+    memory.set_xlim((usage.start - usage.end) / 60, 0)
+    memory.set_xlabel("minutes before the diagnosis")
+    for ax in (util, memory):
+        ax.spines[["top", "right"]].set_visible(False)
+    if gpus:
+        util.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
+    more = len(usage.gpus) - len(gpus)
+    _title(util, "GPU utilisation and memory over the last hour (DCGM exporter)", more, "GPUs")
+    fig.subplots_adjust(left=0.09, right=0.72, top=0.92, bottom=0.1, hspace=0.15)
+    return _png(fig)
 
 
 # -- shared ------------------------------------------------------------------------------------

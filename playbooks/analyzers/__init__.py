@@ -10,7 +10,7 @@ def register_all(registry: Registry) -> None:
     from playbooks.analyzers import (
         affinity, crash_loop, disruption, gpu, interruption, nccl, nodes, pending, signals, topology, training, waiting,
     )
-    from playbooks.analyzers import containers, volumes
+    from playbooks.analyzers import containers, gpu_usage, volumes
 
     registry.register("waiting", waiting.analyze)
     registry.register("pending", pending.analyze)
@@ -30,3 +30,4 @@ def register_all(registry: Registry) -> None:
     registry.register("node-not-ready", nodes.analyze_not_ready)
     registry.register("nodepool", nodes.analyze_nodepool)
     registry.register("signals", signals.analyze)
+    registry.register("gpu-idle", gpu_usage.analyze)

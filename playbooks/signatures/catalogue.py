@@ -129,7 +129,7 @@ from types import MappingProxyType
 from playbooks.failures import lines as failure_lines
 from playbooks.fix_values import is_dns1123_label, is_dns1123_subdomain
 from playbooks.signatures import (
-    containers, crash_loop, cuda_oom, efa, elastic, gating, gpu, gpu_health, images, karpenter, karpenter_interruption,
+    containers, crash_loop, cuda_oom, dcgm, efa, elastic, gating, gpu, gpu_health, images, karpenter, karpenter_interruption,
     nccl, nccl_usage,
     nodes, nvidia_smi, scheduling, shm, storage, training, training_code, volumes,
 )
@@ -146,6 +146,7 @@ LINE_RULES: tuple[Rule, ...] = (
     *gpu.RULES,
     *gpu_health.RULES,
     *nvidia_smi.RULES,
+    *dcgm.RULES,
     *efa.RULES,
     *nccl.RULES,
     *nccl_usage.RULES,

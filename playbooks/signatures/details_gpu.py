@@ -57,5 +57,14 @@ def xid_error(view: View) -> str:
     return text + REPAIR_NOTE if _from_agent(view) else text
 
 
-WRITERS: dict[str, Callable[[View], str]] = {"gpu.xid_error": xid_error}
-NEXT_STEPS: dict[str, str] = {}
+def gpu_idle(view: View) -> str:
+    pod = f" of pod {view.get('pod')}" if view.get("pod") else ""
+    return (f"dcgm-exporter read GPU {view.get('gpu', '?')}{pod} at {view.get('util', '?')}% busy. One reading "
+            "says the GPU rests now, not for how long: a diagnosis of the job with GPUBOT_PROMETHEUS_URL set reads "
+            "the last hour and says when a GPU it holds sat idle for 30 minutes.")
+
+
+WRITERS: dict[str, Callable[[View], str]] = {"gpu.xid_error": xid_error, "gpu.idle": gpu_idle}
+NEXT_STEPS: dict[str, str] = {
+    "gpu.idle": "nvidia-smi on the node while the job runs, and the idle rank's log around the same time",
+}

@@ -276,6 +276,11 @@ LINES: list[tuple[str, str, dict[str, str]]] = [
         {"xid": "48"},
     ),
     (
+        "gpu.idle",
+        'DCGM_FI_DEV_GPU_UTIL{gpu="3",UUID="GPU-5d3c",device="nvidia3",modelName="NVIDIA A100-SXM4-80GB",Hostname="ip-10-0-14-201",exported_namespace="llm-zero3",exported_pod="llama-3-8b-zero3-0"} 0.5',
+        {"gpu": "3", "util": "0.5", "pod": "llama-3-8b-zero3-0", "namespace": "llm-zero3"},
+    ),
+    (
         "gpu.device_plugin_missing",
         "I1119 17:44:43.345499       1 main.go:381] No devices found. Waiting indefinitely.",
         {"detail": "No devices found"},

@@ -103,6 +103,7 @@ SHAPES: dict[str, Callable[[str], list[dict]]] = {
     "generic/gpu.device_plugin_missing.sh.j2": lambda v: [
         {"nvml_error": "Driver/library version mismatch"}, {"installer": "gpu-operator"}, {}],
     "generic/gpu.unhealthy_device.sh.j2": lambda v: [{}],
+    "generic/gpu.idle.sh.j2": lambda v: [{}, {"pod": v, "namespace": v}],
     "generic/gpu.xid_error.sh.j2": lambda v: [
         {"action": a} for a in ("none", "restart_app", "reset_gpu", "drain", "reboot", "investigate")] + [{}],
     "generic/image.pull_failed.sh.j2": lambda v: [

@@ -90,7 +90,7 @@ def _prune(engine, settings: Settings, *, dry_run: bool) -> str:
     policy = retention.Retention.from_settings(settings)
     pruned = retention.prune(engine, policy, dry_run=dry_run)
     counts = (f"{pruned.incidents} incidents, {pruned.alerts} alerts ({pruned.alert_groups} alert messages), "
-              f"{pruned.deliveries} Slack deliveries")
+              f"{pruned.deliveries} Slack deliveries, {pruned.webhooks} Alertmanager webhooks")
     return f"{'would prune' if dry_run else 'pruned'} {counts} ({policy.describe()})"
 
 

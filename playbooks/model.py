@@ -54,6 +54,11 @@ class Finding:
     # The code of the finding this one follows from (a peer's NCCL error after its node was taken):
     # renderers fold it under that cause instead of listing it as a finding of its own.
     consequence_of: str | None = None
+    # The cause as structured fields, for grouping and headlines that must never parse the title: named
+    # as Karpenter's metrics and Alertmanager's labels name them (nodepool, resource_type, instance_type,
+    # zone, capacity_type), plus ``used`` and ``limit`` (the resource's own units) for a NodePool limit,
+    # so a finding and an alert about one cause carry the same labels. Empty where the analyzer knows none.
+    labels: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.severity not in SEVERITIES:

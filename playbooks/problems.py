@@ -35,7 +35,9 @@ class Problem:
     group: str | None = None
     nodepool: str | None = None  # for routing (policy `alerts:`), when known
     remediations: tuple[Remediation, ...] = ()
-    labels: dict[str, str] = field(default_factory=dict)  # Alertmanager labels, for routing and display
+    # Alertmanager's labels, or a finding's structured labels (Finding.labels, the same names): what
+    # bot.alerts.causes reads the cause from, so a sweep's finding and an alert about it group as one.
+    labels: dict[str, str] = field(default_factory=dict)
     # A namespace the problem speaks of besides its target's: an alert about a node (DCGM's Xid) also
     # names the pod using the GPU, and whoever is shown it in full must be able to read that namespace.
     workload_namespace: str | None = None

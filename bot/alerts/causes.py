@@ -12,7 +12,8 @@ on, so it is the grouping key:
 
 The cause's object is read from structured fields only: the problem's target, its evidence's object
 reference (``nodepool/NAME spec.limits``: the ``ref`` half of ``playbooks.analyzers.evidence.field``),
-its remediations' parameters and Alertmanager's labels. Titles and details are prose and never parsed.
+its remediations' parameters and its labels (Alertmanager's, or the finding's own ``Finding.labels``,
+which use the same names, so a sweep's capacity finding and Karpenter's alert about one offering meet). Titles and details are prose and never parsed.
 A problem with none of these causes keeps the group its producer gave it.
 """
 from __future__ import annotations
@@ -70,6 +71,21 @@ def cause_of(problem: Problem) -> Cause | None:
         name = _ref(problem, _NODECLASS_REFS) or problem.labels.get("nodeclass")
         return Cause("nodeclass", name) if name else None
     return None
+
+
+# What a NodePool limit's message says is used up: Finding.labels / Problem.labels of the limit finding.
+USAGE_FIELDS = ("resource_type", "used", "limit")
+_USAGE_MAX = 64
+
+
+def usage_of(problem: Problem) -> dict[str, str] | None:
+    """For a NodePool limit, what is used up and how much ({"resource_type": "nvidia.com/gpu", "used": "32",
+    "limit": "32"}), from the problem's structured labels; None where it carries none (an Alertmanager alert
+    whose rule keeps only the ratio)."""
+    if problem.code not in _LIMIT_CODES:
+        return None
+    found = {k: str(problem.labels.get(k) or "")[:_USAGE_MAX] for k in USAGE_FIELDS}
+    return found if all(found.values()) else None
 
 
 def by_cause(problems: Iterable[Problem]) -> list[Problem]:

@@ -68,6 +68,8 @@ class AlertView:
     incident_id: int | None
     incident_state: str
     pods: int = 0  # pods of the target waiting on the problem; 0: not counted
+    # What its cause has used up (bot.alerts.causes.usage_of): {"resource_type", "used", "limit"}.
+    cause_usage: dict[str, str] | None = None
 
     @property
     def target(self) -> str:
@@ -101,6 +103,7 @@ class GroupView:
     snoozed_until_resolved: bool
     cause_kind: str | None = None  # bot.alerts.causes: the cause its problems share, when they share one
     cause_name: str | None = None
+    cause_usage: dict[str, str] | None = None  # what the cause has used up, from the latest member that said
     # Firing members; once resolved, those that resolved with it. Most severe first.
     members: tuple[AlertView, ...] = ()
 
@@ -135,15 +138,26 @@ def _chunks(items: Sequence[T]) -> Iterator[Sequence[T]]:
 
 
 def _alert_view(row: Alert) -> AlertView:
-    fields = {name: aware(getattr(row, name)) for name in AlertView.__dataclass_fields__ if name != "evidence"}
+    fields = {name: aware(getattr(row, name)) for name in AlertView.__dataclass_fields__
+              if name not in ("evidence", "cause_usage")}
     evidence = tuple((e["source"], e["text"]) for e in json.loads(row.evidence))
-    return AlertView(evidence=evidence, **fields)
+    return AlertView(evidence=evidence, cause_usage=_usage(row.cause_usage), **fields)
 
 
 def _group_view(row: AlertGroup, members: Iterable[Alert] = ()) -> GroupView:
-    fields = {name: aware(getattr(row, name)) for name in GroupView.__dataclass_fields__ if name != "members"}
+    fields = {name: aware(getattr(row, name)) for name in GroupView.__dataclass_fields__
+              if name not in ("members", "cause_usage")}
     ordered = sorted(members, key=_lead_order)
-    return GroupView(members=tuple(_alert_view(m) for m in ordered), **fields)
+    return GroupView(members=tuple(_alert_view(m) for m in ordered), cause_usage=_usage(row.cause_usage), **fields)
+
+
+def _usage(stored: str | None) -> dict[str, str] | None:
+    return json.loads(stored) if stored else None
+
+
+def _usage_json(problem: Problem) -> str | None:
+    usage = causes.usage_of(problem)
+    return json.dumps(usage, sort_keys=True) if usage else None
 
 
 def _lead_order(row: Alert):
@@ -286,6 +300,7 @@ class AlertStore(ClockedStore):
         row.last_seen, row.count, row.severity, row.pods = now, count, problem.severity, problem.pods
         row.title, row.evidence = redact(problem.title), _evidence(problem)
         row.nodepool = problem.nodepool or row.nodepool
+        row.cause_usage = _usage_json(problem) or row.cause_usage
         if source == "alertmanager":
             # Alertmanager says when it resolves; from now on the sweep's not seeing it does not.
             row.source = "alertmanager"
@@ -318,6 +333,9 @@ class AlertStore(ClockedStore):
                 group.severity, group.code, group.title = lead.severity, lead.code, lead.title
                 group.namespace, group.last_seen = lead.namespace, now
                 group.source = "alertmanager" if any(r.source == "alertmanager" for r in firing) else "sweep"
+                # The newest numbers any member gave (they all read the same NodePool's status).
+                told = max((r for r in firing if r.cause_usage), key=lambda r: (aware(r.last_seen), r.id), default=None)
+                group.cause_usage = told.cause_usage if told is not None else group.cause_usage
             elif group.status == "firing":
                 group.status, group.resolved_at = "resolved", now
                 group.resolved_reason = redact(reason)  # its last problems cleared in this report

@@ -217,6 +217,8 @@ class AlertGroup(Base):
     # The cause its problems share (bot.alerts.causes), when they share one: what its headline names.
     cause_kind: Mapped[str | None] = mapped_column(String(16))
     cause_name: Mapped[str | None] = mapped_column(String(253))
+    # What the cause has used up, as JSON (bot.alerts.causes.usage_of), from its members: the headline's numbers.
+    cause_usage: Mapped[str | None] = mapped_column(Text)
 
     __table_args__ = (
         CheckConstraint("status IN ('firing', 'resolved')", name="ck_alert_groups_status"),
@@ -257,6 +259,7 @@ class Alert(Base):
     incident_state: Mapped[str] = mapped_column(String(16), nullable=False, default="pending",
                                                 server_default="pending")
     pods: Mapped[int] = mapped_column(Integer, nullable=False, default=0, server_default="0")  # Problem.pods
+    cause_usage: Mapped[str | None] = mapped_column(Text)  # JSON, bot.alerts.causes.usage_of(problem)
 
     __table_args__ = (
         CheckConstraint("status IN ('firing', 'resolved')", name="ck_alerts_status"),

@@ -1,10 +1,14 @@
-"""How long the store keeps what is over: resolved incidents, resolved alerts and Slack deliveries.
+"""How long the store keeps what is over: resolved incidents, resolved alerts, and deliveries (Slack's
+events and actions, Alertmanager's handled webhook bodies).
 
 Only what is finished ages out. An incident still open or acknowledged, and an alert still firing, are
 kept however old they are (a GPU node broken for four months is still news); an alert message (group)
 goes once the last of its alerts has. Deleting an incident takes its diagnosis runs, findings and
 timeline with it (ON DELETE CASCADE); alerts and proposals that named it keep their rows, unlinked
 (ON DELETE SET NULL). A retention of 0 keeps that kind forever.
+
+Delivery rows are what makes a retry a no-op (bot.store.deliveries, bot.store.webhooks' dedupe keys):
+whatever the setting, none younger than DEDUP_WINDOW is deleted, so a retry still finds its row.
 
 Every replica may run this at once (the leader does it daily, an operator runs `gpubot db prune`):
 deleting by age is idempotent, so no lock is needed.
@@ -18,13 +22,18 @@ from typing import Any, Callable
 
 from sqlalchemy import Connection, ColumnElement, Engine, and_, delete, exists, func, not_, select
 
-from bot.store.models import Alert, AlertGroup, Delivery, Incident
+from bot.store.models import Alert, AlertGroup, Delivery, Incident, WebhookPayload
 from bot.store.tx import Transactions, utcnow
+from bot.store.webhooks import forgettable
 
 log = logging.getLogger(__name__)
 DAY = 86400.0
 # The settings' defaults (GPUBOT_RETENTION_*), for a Settings object that predates the fields.
 DEFAULTS = {"retention_incidents": 90 * DAY, "retention_alerts": 90 * DAY, "retention_deliveries": 14 * DAY}
+# Slack retries an event three times within about five minutes (api.slack.com/apis/events-api "Retries");
+# Alertmanager retries a webhook it got no answer from within the notification's group_interval (5m by
+# default, notify/notify.go RetryStage). A day leaves a wide margin over both.
+DEDUP_WINDOW = DAY
 
 
 @dataclass(frozen=True)
@@ -33,6 +42,7 @@ class Pruned:
     alerts: int
     alert_groups: int
     deliveries: int
+    webhooks: int = 0  # Alertmanager webhook bodies handled (or given up) and kept only for their dedupe key
 
 
 @dataclass(frozen=True)
@@ -49,7 +59,7 @@ class Retention:
 
     def describe(self) -> str:
         return (f"resolved incidents kept {keeps(self.incidents)}, resolved alerts {keeps(self.alerts)}, "
-                f"Slack deliveries {keeps(self.deliveries)}")
+                f"Slack and Alertmanager deliveries {keeps(self.deliveries)}")
 
 
 def prune(engine: Engine, retention: Retention, *, dry_run: bool = False,
@@ -61,7 +71,8 @@ def prune(engine: Engine, retention: Retention, *, dry_run: bool = False,
         return now - timedelta(seconds=seconds) if seconds > 0 else None
 
     incidents_before, alerts_before = cutoff(retention.incidents), cutoff(retention.alerts)
-    deliveries_before = cutoff(retention.deliveries)
+    # A delivery row younger than the dedup window is what turns a retry into a no-op: kept whatever the setting.
+    deliveries_before = cutoff(max(retention.deliveries, DEDUP_WINDOW)) if retention.deliveries > 0 else None
 
     def work(connection: Connection) -> Pruned:
         def apply(model: Any, where: ColumnElement[bool] | None) -> int:
@@ -75,7 +86,8 @@ def prune(engine: Engine, retention: Retention, *, dry_run: bool = False,
         # After the alerts: a group goes once none of its alerts is left (in a dry run: would be left).
         groups = apply(AlertGroup, _group_over(alerts_before, counting=dry_run))
         return Pruned(incidents=apply(Incident, _incident_over(incidents_before)), alerts=alerts,
-                      alert_groups=groups, deliveries=apply(Delivery, _delivery_over(deliveries_before)))
+                      alert_groups=groups, deliveries=apply(Delivery, _delivery_over(deliveries_before)),
+                      webhooks=apply(WebhookPayload, None if deliveries_before is None else forgettable(deliveries_before)))
 
     return Transactions(engine).core(work)
 
@@ -130,6 +142,7 @@ def prune_logged(engine: Engine, settings: Any) -> Pruned | None:
     except (StoreUnavailable, SQLAlchemyError) as exc:
         log.warning("gpubot: retention: nothing pruned this time: %s", exc)
         return None
-    log.info("gpubot: retention: pruned %d incidents, %d alerts (%d alert messages), %d Slack deliveries (%s)",
-             pruned.incidents, pruned.alerts, pruned.alert_groups, pruned.deliveries, policy.describe())
+    log.info("gpubot: retention: pruned %d incidents, %d alerts (%d alert messages), %d Slack deliveries, "
+             "%d Alertmanager webhooks (%s)", pruned.incidents, pruned.alerts, pruned.alert_groups,
+             pruned.deliveries, pruned.webhooks, policy.describe())
     return pruned

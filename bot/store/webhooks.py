@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import and_, delete, or_, select, update
+from sqlalchemy import ColumnElement, and_, delete, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -106,9 +106,13 @@ class WebhookStore(ClockedStore):
             select(WebhookPayload.id).where(WebhookPayload.handled_at.is_(None))).all()))
 
     def forget(self, *, before: datetime) -> int:
-        """Delete handled rows (their dedupe keys) older than ``before``: a retry comes within minutes."""
+        """Delete handled rows (their dedupe keys) older than ``before``: a retry comes within minutes.
+        The daily retention job (bot.store.retention) does this with GPUBOT_RETENTION_DELIVERIES."""
         def work(session: Session) -> int:
-            result = session.execute(delete(WebhookPayload).where(WebhookPayload.handled_at.is_not(None),
-                                                                  WebhookPayload.handled_at < before))
-            return result.rowcount or 0
+            return session.execute(delete(WebhookPayload).where(forgettable(before))).rowcount or 0
         return self._tx(work)
+
+
+def forgettable(before: datetime) -> ColumnElement[bool]:
+    """Rows handled (or given up) before ``before``; a body not handled yet is kept however old."""
+    return and_(WebhookPayload.handled_at.is_not(None), WebhookPayload.handled_at < before)

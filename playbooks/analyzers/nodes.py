@@ -63,7 +63,7 @@ def _limits(name: str, nodepool: dict):
                 f"{in_use} are in use. Pods that need a new node from it stay Pending with 'all available instance "
                 f"types exceed limits for nodepool'."),
         evidence=[ev.field(f"nodepool/{name}", "spec.limits", limits), ev.field(f"nodepool/{name}", "status.resources", used)],
-        fix=fix,
+        fix=fix, labels={"nodepool": name, "resource_type": GPU, "used": str(in_use), "limit": str(limit)},
     )
 
 

@@ -31,7 +31,23 @@ def finding_for(pod: PodFacts, nodepool: dict, blocker: Blocker, *, verdict: Ver
     partial = facts.ec2.source != "ec2" and blocker.kind in ("no_types", "type_requirements")
     confident = (verdict.verified and not partial) or blocker.kind in ("taint", "nodeclass", "label", "limit")
     return Finding(code=code, severity="error", confidence="high" if confident else "medium", title=title,
-                   detail=detail, evidence=evidence + quoted, fix=fix)
+                   detail=detail, evidence=evidence + quoted, fix=fix, labels=_labels(nodepool, blocker))
+
+
+def _labels(nodepool: dict, blocker: Blocker) -> dict[str, str]:
+    """The blocker as structured fields (Finding.labels): the limit that is used up, or the one offering
+    that is missing; none where the blocker names several offerings."""
+    name = nodepool["metadata"]["name"]
+    if blocker.kind == "limit":
+        block = blocker.data["block"]
+        return {"nodepool": name, "resource_type": block.resource, "used": res.show(block.resource, block.used),
+                "limit": res.show(block.resource, block.limit)}
+    if blocker.kind == "offering":
+        offers = blocker.data["offerings"]
+        types, zones, capacity = sorted(blocker.data["types"]), sorted(offers.zones or ()), sorted(offers.capacity_types)
+        if len(types) == len(zones) == len(capacity) == 1:
+            return {"nodepool": name, "instance_type": types[0], "zone": zones[0], "capacity_type": capacity[0]}
+    return {}
 
 
 def _np_field(nodepool: dict, path: str, value) -> Evidence:

@@ -137,8 +137,21 @@ def _finding(code: str, items: list[tuple[Weight, Located]], *, codes: frozenset
     # about another NodePool: worth a look, never an error of this target's
     severity = "warning" if aside and weight.severity in ("critical", "error") else weight.severity
     return Finding(code=code, severity=severity, confidence=confidence, title=best.title, detail=detail,
-                   evidence=evidence, fix=render_fix(template_for(code), **{**known_names(facts, ranked[0][1].pod or facts.target_pod),
+                   evidence=evidence, labels=_offering_labels(code, values), fix=render_fix(template_for(code), **{**known_names(facts, ranked[0][1].pod or facts.target_pod),
                                                           **fix_context(code, best.fields)}))
+
+
+# What names an EC2 offering, as the signatures extract it (playbooks/signatures/karpenter_nodeclaim.py).
+OFFERING_CODES = ("karpenter.insufficient_capacity", "karpenter.offering_unavailable_in_zone")
+OFFERING_FIELDS = ("nodepool", "instance_type", "zone", "capacity_type")
+
+
+def _offering_labels(code: str, values: dict[str, tuple[str, ...]]) -> dict[str, str]:
+    """The offering a capacity finding is about, as structured fields (Finding.labels): only the fields
+    every signal agrees on, since lines about two offerings name no single one."""
+    if code not in OFFERING_CODES:
+        return {}
+    return {name: values[name][0] for name in OFFERING_FIELDS if len(values.get(name, ())) == 1}
 
 
 def _unconfirmed_note(items: list[tuple[Weight, Located]], facts: Facts) -> str:

@@ -26,10 +26,15 @@ LAUNCH_AFTER = 180.0
 # Seconds from launch without Registered=True (GPU AMIs boot in 2-5 minutes; Karpenter deletes at 15).
 REGISTER_AFTER = 600.0
 MAX_EVIDENCE = 5
+OFFERING_CODES = ("karpenter.insufficient_capacity", "karpenter.offering_unavailable_in_zone")
+# Problem.labels named as Karpenter's offering metrics name them, and the well-known labels that say the same.
+OFFERING_LABELS = (("instance_type", "node.kubernetes.io/instance-type"), ("zone", "topology.kubernetes.io/zone"),
+                   ("capacity_type", "karpenter.sh/capacity-type"))
 
 
 def nodeclaim_problems(nodeclaims: list[dict], *, cluster: str, now: datetime) -> list[Problem]:
     failing: dict[tuple[str, str], list[tuple[dict, str, dict, str]]] = {}
+    offerings: dict[tuple[str, str], set[tuple[str | None, ...]]] = {}
     for claim in nodeclaims:
         if meta(claim).get("deletionTimestamp"):
             continue
@@ -40,9 +45,11 @@ def nodeclaim_problems(nodeclaims: list[dict], *, cluster: str, now: datetime) -
         message = str(cond.get("message") or "")
         signals = [s for s in scan_line(message or str(cond.get("reason", "")), source="nodeclaim")
                    if s.code.startswith("karpenter.") and s.severity != "info"]
-        code = min(signals, key=lambda s: s.rank).code if signals else "karpenter.node_registration_failed"
+        best = min(signals, key=lambda s: s.rank) if signals else None
+        code = best.code if best else "karpenter.node_registration_failed"
         pool = labels_of(claim).get(NODEPOOL_LABEL) or "(no NodePool)"
         failing.setdefault((pool, code), []).append((claim, stage, cond, message))
+        offerings.setdefault((pool, code), set()).add(_offering(claim, best.fields if best else {}))
     problems = []
     for (pool, code), claims in sorted(failing.items()):
         launch = [c for c in claims if c[1] == "launch"]
@@ -61,10 +68,31 @@ def nodeclaim_problems(nodeclaims: list[dict], *, cluster: str, now: datetime) -
         problems.append(Problem(
             code=code, severity="error", target=Target(kind="nodepool", name=pool), cluster=cluster,
             group=f"nodepool/{pool}", nodepool=pool, title=title, detail=detail,
+            labels=_offering_labels(offerings[(pool, code)]) if code in OFFERING_CODES else {},
             evidence=tuple(field(f"nodeclaim/{name_of(c)}", f"status.conditions[{cond.get('type')}]", cond)
                            for c, _, cond, _ in claims[:MAX_EVIDENCE]),
         ))
     return problems
+
+
+def _offering(claim: dict, fields) -> tuple[str | None, ...]:
+    """(instance type, zone, capacity type) of the launch that failed: EC2's message names the first two
+    (the signature's fields), the NodeClaim's labels or single-valued requirements name the rest."""
+    wanted = {r.get("key"): r.get("values") or [] for r in (claim.get("spec") or {}).get("requirements") or []
+              if r.get("operator") == "In"}
+
+    def one(field_name: str, label: str) -> str | None:
+        values = wanted.get(label) or []
+        return fields.get(field_name) or labels_of(claim).get(label) or (values[0] if len(values) == 1 else None)
+    return tuple(one(f, label) for f, label in OFFERING_LABELS)
+
+
+def _offering_labels(seen: set[tuple[str | None, ...]]) -> dict[str, str]:
+    """The offering as Problem.labels, when every failing NodeClaim names the same one in full."""
+    if len(seen) != 1:
+        return {}
+    [offering] = seen
+    return {f: v for (f, _), v in zip(OFFERING_LABELS, offering)} if all(offering) else {}  # type: ignore[misc]
 
 
 def _failure(claim: dict, *, now: datetime) -> tuple[str, dict] | None:

@@ -56,7 +56,16 @@ def _limits(nodepool: dict, *, cluster: str) -> list[Problem]:
                 + "Raise the limit, or free capacity (finished jobs, idle nodes)."),
         evidence=(field(f"nodepool/{name}", "spec.limits", spec.get("limits") or {}),
                   field(f"nodepool/{name}", "status.resources", status.get("resources") or {})),
+        labels=_limit_labels(name, near),
     )]
+
+
+def _limit_labels(name: str, near: dict[str, tuple[float, float]]) -> dict[str, str]:
+    """The limit most used up as structured fields (Problem.labels, named as Karpenter's
+    karpenter_nodepools_limit labels them), for the message about the cause to say what is used up."""
+    resource = max(sorted(near), key=lambda r: near[r][0] / near[r][1])
+    used, limit = near[resource]
+    return {"nodepool": name, "resource_type": resource, "used": show(resource, used), "limit": show(resource, limit)}
 
 
 def _conditions(nodepool: dict, *, cluster: str) -> list[Problem]:

@@ -90,5 +90,5 @@ def pending_problem(group: PendingGroup, diagnosis: Diagnosis, *, cluster: str) 
         code=top.code, severity=severity, target=group.target, cluster=cluster,
         title=f"{group.describe()} Pending for {show_age(group.pending_for)}: {top.title}",
         detail=top.detail, evidence=tuple(top.evidence[:MAX_EVIDENCE]), source="sweep", group=group.group,
-        nodepool=nodepool, remediations=tuple(top.remediations),
+        nodepool=nodepool, remediations=tuple(top.remediations), labels=dict(top.labels),
     )

@@ -44,7 +44,8 @@ def limit_diagnosis(job: Target) -> Diagnosis:
         title=f"NodePool {POOL} is at its nvidia.com/gpu limit (32/32); a new node needs 8 more",
         detail="Raise spec.limits, free capacity, or let the pod use another NodePool.",
         evidence=[field(f"nodepool/{POOL}", "spec.limits", pool["spec"]["limits"]),
-                  field(f"nodepool/{POOL}", "status.resources", pool["status"]["resources"])])
+                  field(f"nodepool/{POOL}", "status.resources", pool["status"]["resources"])],
+        labels={"nodepool": POOL, "resource_type": "nvidia.com/gpu", "used": "32", "limit": "32"})
     return Diagnosis(target=job, summary=finding.title, findings=[finding])
 
 
@@ -101,8 +102,8 @@ def test_a_storm_of_20_pods_on_one_nodepool_limit_is_one_message(engine, slack, 
     assert (summary.posted, summary.digests) == (1, 0)
     [post] = posts(slack)
     jobs = "3 jobs" if "llama-70b" in sizes else None
-    expected = f"NodePool {POOL} is at its limits: 20 pods of {jobs} wait on it" if jobs else (
-        f"NodePool {POOL} is at its limits: 20 pods wait on it")
+    expected = f"NodePool {POOL} has used all 32 of its GPUs: 20 pods of {jobs} wait on it" if jobs else (
+        f"NodePool {POOL} has used all 32 of its GPUs: 20 pods wait on it")
     assert post.args["text"] == f"[error] {expected}"
     blocks = post.args["blocks"]
     assert expected in blocks[0]["text"]["text"]
@@ -143,7 +144,7 @@ def test_a_sweep_finding_and_an_alertmanager_alert_about_one_nodepool_are_one_me
     assert posts(slack) == []
     [update] = slack.calls("chat.update")
     assert update.args["ts"] == post.response["ts"]
-    assert update.args["text"] == f"[error] NodePool {POOL} is at its limits: 16 pods of 1 job wait on it"
+    assert update.args["text"] == f"[error] NodePool {POOL} has used all 32 of its GPUs: 16 pods of 1 job wait on it"
     assert "karpenter-7d9f8-abcde" in json.dumps(update.args["blocks"])  # the alert is listed in the one message
 
 

@@ -41,7 +41,8 @@ def group(*, members, status="firing", cause=("limit", "gpu-training-32"), count
     return GroupView(**fields)
 
 
-STORM = group(members=[member(i, job=f"llama-70b-{i % 4}", pods=5) for i in range(4)], count=20)
+STORM = group(members=[member(i, job=f"llama-70b-{i % 4}", pods=5) for i in range(4)], count=20,
+              cause_usage={"resource_type": "nvidia.com/gpu", "used": "32", "limit": "32"})
 LONE = group(members=[member(1, job="bert-large", code="gpu.xid_error", severity="critical")], cause=None)
 RESOLVED = group(members=STORM.members, status="resolved", count=20)
 
@@ -56,3 +57,13 @@ RESOLVED = group(members=STORM.members, status="resolved", count=20)
 def test_alert_messages_follow_the_message_rules(name, rendered):
     text, blocks = rendered()
     assert rule_problems({"text": text, "blocks": blocks}) == []
+
+
+def test_the_storm_says_what_is_used_up_and_the_codes_are_context():
+    assert alert_text(STORM) == "[error] NodePool gpu-training-32 has used all 32 of its GPUs: 20 pods of 4 jobs wait on it"
+    masked = alert_blocks(STORM, now=NOW, masked=True)
+    assert masked[0]["text"]["text"].endswith("*A NodePool at its limits: 4 pytorchjobs in a namespace this channel cannot read*")
+    assert any(b["type"] == "context" and "`karpenter.nodepool_limit_reached`" in b["elements"][0]["text"] for b in masked)
+    digest = digest_blocks([STORM, LONE, RESOLVED], now=NOW)
+    [codes] = [b for b in digest if b["type"] == "context" and b["elements"][0]["text"].startswith("By code")]
+    assert "`gpu.xid_error` critical: 1" in codes["elements"][0]["text"]

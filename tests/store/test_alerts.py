@@ -57,7 +57,7 @@ def test_migration_0006_adds_and_drops_the_alert_tables(db_url):
     try:
         assert migrate.upgrade(engine, "0005") == "0005"
         assert migrate.upgrade(engine, "0006") == "0006"
-        assert migrate.upgrade(engine) == migrate.head()  # 0008 adds the cause columns the models carry
+        assert migrate.upgrade(engine) == migrate.head()  # 0008 and 0009 add the cause columns the models carry
         with engine.connect() as conn:  # the ORM models say what the migration made, column for column
             diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
         assert [d for d in diff if TABLES & _named(d)] == []

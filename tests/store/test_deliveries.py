@@ -1,5 +1,6 @@
 """The delivery table on SQLite and on a real PostgreSQL: a delivery is taken once, however many
-replicas (each with its own engine) receive it at the same moment; old rows are pruned."""
+replicas (each with its own engine) receive it at the same moment; old rows are pruned by the retention
+job, by its setting, never while Slack may still retry."""
 from __future__ import annotations
 
 import threading
@@ -12,6 +13,7 @@ from sqlalchemy import inspect, select
 
 from bot.store import DeliveryStore, make_engine, migrate
 from bot.store.models import Base, Delivery
+from bot.store.retention import Retention, prune
 from tests.store.conftest import Clock
 
 
@@ -44,31 +46,27 @@ def test_eight_replicas_receiving_the_same_delivery_take_it_once(db_url, engine)
         e.dispose()
 
 
-def test_prune_deletes_only_old_deliveries(engine):
+def test_the_retention_job_prunes_deliveries_by_the_setting_and_never_within_the_dedup_window(engine):
     clock = Clock(datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc))
     store = DeliveryStore(engine, clock=clock)
     store.first_time("old", kind="event")
     clock.now += timedelta(hours=23)
     store.first_time("recent", kind="event")
     clock.now += timedelta(hours=2)
-    assert store.prune(timedelta(days=1)) == 1
+    # Inserting never deletes: only the retention job does, with GPUBOT_RETENTION_DELIVERIES.
+    for n in range(3):
+        store.first_time(f"k{n}", kind="event")
     with engine.connect() as conn:
-        assert conn.execute(select(Delivery.key)).scalars().all() == ["recent"]
+        assert "old" in conn.execute(select(Delivery.key)).scalars().all()
+    # A retention shorter than Slack's retries would make a retry count as new: the job keeps a day.
+    minute = Retention(incidents=0, alerts=0, deliveries=60)
+    assert prune(engine, minute, clock=lambda: clock.now).deliveries == 1
+    with engine.connect() as conn:
+        assert sorted(conn.execute(select(Delivery.key)).scalars()) == ["k0", "k1", "k2", "recent"]
+    assert store.first_time("recent", kind="event") is False  # within the window: still a duplicate
     assert store.first_time("old", kind="event") is True  # forgotten, so a very late duplicate counts as new
-
-
-def test_inserts_prune_now_and_then(engine):
-    clock = Clock(datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc))
-    store = DeliveryStore(engine, clock=clock, prune_every=3)
-    store.first_time("k1", kind="event")
-    clock.now += timedelta(days=2)
-    store.first_time("k2", kind="event")
-    store.first_time("k2", kind="event")  # a duplicate is not an insert: no pruning yet
-    with engine.connect() as conn:
-        assert len(conn.execute(select(Delivery.key)).all()) == 2
-    store.first_time("k3", kind="event")  # the third insert prunes what is older than a day
-    with engine.connect() as conn:
-        assert sorted(conn.execute(select(Delivery.key)).scalars()) == ["k2", "k3"]
+    assert prune(engine, Retention(incidents=0, alerts=0, deliveries=0), clock=lambda: clock.now + timedelta(days=400)) \
+        .deliveries == 0  # 0 keeps them forever
 
 
 def test_a_key_longer_than_the_column_is_refused(engine):

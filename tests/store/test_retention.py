@@ -1,5 +1,6 @@
 """Retention on SQLite and PostgreSQL: what is over and older than its setting goes, what is still open
-or firing stays whatever its age, 0 keeps forever, and a dry run counts without deleting."""
+or firing (or an Alertmanager body not handled yet) stays whatever its age, 0 keeps forever, and a dry run
+counts without deleting."""
 from __future__ import annotations
 
 import json
@@ -8,7 +9,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from sqlalchemy import func, insert, select
 
-from bot.store.models import Alert, AlertGroup, Delivery, DiagnosisRun, Incident, TimelineEntry
+from bot.store.models import Alert, AlertGroup, Delivery, DiagnosisRun, Incident, TimelineEntry, WebhookPayload
 from bot.store.retention import DAY, Pruned, Retention, prune
 
 NOW = datetime(2026, 11, 1, 9, 0, tzinfo=timezone.utc)
@@ -53,6 +54,13 @@ def _delivery(connection, key: str, *, days_ago: float) -> None:
     connection.execute(insert(Delivery).values(key=key, kind="event", first_seen_at=_ago(days_ago)))
 
 
+def _webhook(connection, key: str, *, handled_days_ago: float | None, received_days_ago: float | None = None) -> None:
+    handled = None if handled_days_ago is None else _ago(handled_days_ago)
+    received = _ago(received_days_ago if received_days_ago is not None else handled_days_ago or 0)
+    connection.execute(insert(WebhookPayload).values(dedupe_key=key, body=None if handled else "{}", alerts=1,
+                                                     received_at=received, attempts=1, handled_at=handled))
+
+
 def _names(connection, column) -> set[str]:
     return set(connection.execute(select(column)).scalars())
 
@@ -78,11 +86,15 @@ def seeded(engine):
         _alert(c, mixed, "mixed-recent", status="resolved", days_ago=3)
         for days in (30, 20, 1):
             _delivery(c, f"d-{days}", days_ago=days)
+        # Alertmanager's bodies: handled long ago (go), handled recently (stay), never handled (stay, however old).
+        _webhook(c, "w-handled-old", handled_days_ago=30)
+        _webhook(c, "w-handled-recent", handled_days_ago=1)
+        _webhook(c, "w-pending-old", handled_days_ago=None, received_days_ago=30)
     return engine
 
 
 def test_a_dry_run_counts_and_deletes_nothing(seeded):
-    expected = Pruned(incidents=1, alerts=4, alert_groups=1, deliveries=2)
+    expected = Pruned(incidents=1, alerts=4, alert_groups=1, deliveries=2, webhooks=1)
     assert prune(seeded, POLICY, dry_run=True, clock=lambda: NOW) == expected
     with seeded.connect() as c:
         assert len(_names(c, Incident.fingerprint)) == 4 and len(_names(c, Alert.fingerprint)) == 6
@@ -96,6 +108,7 @@ def test_what_is_over_and_old_goes_and_what_is_open_or_firing_stays(seeded):
         assert _names(c, Alert.fingerprint) == {"live-firing", "mixed-recent"}
         assert _names(c, AlertGroup.group_key) == {"live", "mixed"}
         assert _names(c, Delivery.key) == {"d-1"}
+        assert _names(c, WebhookPayload.dedupe_key) == {"w-handled-recent", "w-pending-old"}
         # The deleted incident's timeline and runs went with it (ON DELETE CASCADE, SQLite included).
         assert c.execute(select(func.count()).select_from(TimelineEntry)).scalar_one() == 3
         assert c.execute(select(func.count()).select_from(DiagnosisRun)).scalar_one() == 3
@@ -105,7 +118,8 @@ def test_what_is_over_and_old_goes_and_what_is_open_or_firing_stays(seeded):
 def test_zero_keeps_that_kind_forever(seeded):
     forever = Retention(incidents=0, alerts=0, deliveries=0)
     assert prune(seeded, forever, clock=lambda: NOW) == Pruned(0, 0, 0, 0)
-    assert prune(seeded, Retention(incidents=0, alerts=0, deliveries=14 * DAY), clock=lambda: NOW).deliveries == 2
+    kept = prune(seeded, Retention(incidents=0, alerts=0, deliveries=14 * DAY), clock=lambda: NOW)
+    assert (kept.deliveries, kept.webhooks) == (2, 1)
 
 
 def test_retention_comes_from_the_settings():
@@ -115,7 +129,8 @@ def test_retention_comes_from_the_settings():
                               "GPUBOT_RETENTION_DELIVERIES": "36h"})
     policy = Retention.from_settings(settings)
     assert policy == Retention(incidents=30 * DAY, alerts=0, deliveries=36 * 3600)
-    assert policy.describe() == "resolved incidents kept for 30d, resolved alerts forever, Slack deliveries for 36h"
+    assert policy.describe() == ("resolved incidents kept for 30d, resolved alerts forever, Slack and Alertmanager "
+                                 "deliveries for 36h")
 
 
 def test_gpubot_db_prune_prints_the_counts(cli, monkeypatch, db_url):
@@ -127,11 +142,13 @@ def test_gpubot_db_prune_prints_the_counts(cli, monkeypatch, db_url):
     with engine.begin() as c:
         _incident(c, "ancient", status="resolved", updated_days_ago=3650)
         _delivery(c, "ancient", days_ago=3650)
+        _webhook(c, "ancient", handled_days_ago=3650)
     monkeypatch.setenv("GPUBOT_DATABASE_URL", db_url)
     dry = cli("db", "prune", "--dry-run")
     assert dry.code == 0, dry.err
     assert dry.out == (f"{where(engine.url)}: would prune 1 incidents, 0 alerts (0 alert messages), 1 Slack "
-                       f"deliveries (resolved incidents kept for 90d, resolved alerts for 90d, Slack deliveries for 14d)\n")
+                       f"deliveries, 1 Alertmanager webhooks (resolved incidents kept for 90d, resolved alerts for "
+                       f"90d, Slack and Alertmanager deliveries for 14d)\n")
     wet = cli("db", "prune")
     assert wet.code == 0 and wet.out.startswith(f"{where(engine.url)}: pruned 1 incidents, 0 alerts")
     assert cli("db", "prune").out.startswith(f"{where(engine.url)}: pruned 0 incidents, 0 alerts")

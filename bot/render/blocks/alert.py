@@ -31,8 +31,8 @@ MAX_DIGEST_ITEMS = 15
 
 
 def headline(group: "GroupView") -> str:
-    """One line for the group, in plain words: its cause and who waits on it ("NodePool gpu-training-32 is
-    at its limits: 16 pods of 3 jobs wait on it"), else its problem's title, or what the storm is
+    """One line for the group, in plain words: its cause and who waits on it ("NodePool gpu-training-32 has
+    used all 32 of its GPUs: 16 pods of 3 jobs wait on it"), else its problem's title, or what the storm is
     ("64 pods of pytorchjob/llm/x: …"). Codes and fingerprints stay out of it (they are in a context line)."""
     told = cause_headline(group)
     if told:
@@ -56,8 +56,8 @@ def cause_headline(group: "GroupView") -> str:
     kind, name = group.cause_kind, group.cause_name or ""
     waiting = waiting_on(group)
     if kind == "limit":
-        blocked = waiting or any(m.severity in ("critical", "error") for m in group.members)
-        said = f"NodePool {name} {'is at' if blocked else 'is near'} its limits"
+        blocked = bool(waiting) or any(m.severity in ("critical", "error") for m in group.members)
+        said = f"NodePool {name} {used_up(group.cause_usage, blocked=blocked)}"
     elif kind == "offering":
         instance_type, _, rest = name.partition("/")
         zone, _, capacity = rest.partition("/")
@@ -73,6 +73,21 @@ def cause_headline(group: "GroupView") -> str:
     if len(group.members) == 1:  # a lone problem's title names its object already, in more detail
         return group.title if name in group.title else f"{said}: {group.title}"
     return f"{said} ({len(group.members)} problems)"
+
+
+def used_up(usage: dict[str, str] | None, *, blocked: bool) -> str:
+    """What a NodePool has used of its limit, from the limit finding's structured fields ("has used all 32
+    of its GPUs", "has used 15 of its 16 GPUs, too many for another node", "has used all its memory: 2Ti of
+    2Ti"); without them, only whether it is at its limits."""
+    if not usage:
+        return "is at its limits" if blocked else "is near its limits"
+    resource, used, limit = (clean(usage[k], 64) for k in ("resource_type", "used", "limit"))
+    gpus = resource.endswith("/gpu")  # nvidia.com/gpu, amd.com/gpu: the device plugins' GPU resources
+    if blocked and used == limit:
+        return f"has used all {limit} of its GPUs" if gpus else f"has used all its {resource}: {used} of {limit}"
+    said = f"has used {used} of its {limit} GPUs" if gpus else f"has used {used} of its {limit} {resource}"
+    # Blocked short of the limit: the smallest node that fits the pods would take it past (scheduler.go).
+    return f"{said}, too many for another node" if blocked else said
 
 
 # Members that are a workload waiting on a cause, not the cause's own object.
@@ -108,9 +123,15 @@ def alert_text(group: "GroupView", *, masked: bool = False) -> str:
     return clean(f"{state}[{group.severity}] {shown}", limits.FALLBACK_TEXT)
 
 
+# A cause's kind in words that name no object: what a channel that may not read the alert is told.
+_CAUSE_KINDS = {"limit": "A NodePool at its limits", "offering": "No EC2 capacity", "gpu": "A failing GPU",
+                "nodeclass": "A NodeClass that is not ready"}
+
+
 def masked_headline(group: "GroupView") -> str:
-    """The group told by its code and counts alone, for a channel that may not read what it is about."""
-    return f"{group.code}: {held_back(group)}"
+    """The group told by the kind of its cause and counts alone, for a channel that may not read what it
+    is about (its code is in the context line)."""
+    return f"{_CAUSE_KINDS.get(group.cause_kind or '', 'An alert')}: {held_back(group)}"
 
 
 def held_back(group: "GroupView") -> str:
@@ -156,10 +177,9 @@ def _masked_blocks(group: "GroupView", *, now: datetime) -> list[dict]:
     resolved = group.status == "resolved"
     lead = (f"{':white_check_mark:' if resolved else marker(group.severity)} "
             f"*{'Resolved: ' if resolved else ''}{clean(masked_headline(group), TITLE_LIMIT)}*")
-    facts = [f"*Severity*\n{clean(group.severity, 20)}", f"*Code*\n`{clean(group.code, 100)}`",
-             f"*Problems*\n{group.count}", f"*First seen*\n{slack_date(group.first_seen)}",
-             f"*Source*\n{clean(group.source, 20)}"]
-    blocks = [kit.section(lead), kit.fields_section(facts)]
+    facts = [f"*Severity*\n{clean(group.severity, 20)}", f"*Problems*\n{group.count}",
+             f"*First seen*\n{slack_date(group.first_seen)}", f"*Source*\n{clean(group.source, 20)}"]
+    blocks = [kit.section(lead), kit.fields_section(facts), kit.context(f"Code: `{clean(group.code, 100)}`")]
     if resolved:
         blocks.append(kit.context(f"Resolved {slack_date(group.resolved_at or now)}"))
     blocks.append(kit.context(MASKED_NOTE))
@@ -253,13 +273,13 @@ def digest_blocks(groups: Sequence["GroupView"], *, now: datetime, masked: froze
     if len(ranked) > MAX_DIGEST_CODES:
         rows.append(f"… and {len(ranked) - MAX_DIGEST_CODES} more codes")
     blocks = [kit.section(head)]
-    if rows:
-        blocks.append(kit.section(cut("*By code*\n" + "\n".join(rows), limits.SECTION_TEXT)))
     top = sorted(firing, key=lambda g: (_rank(g.severity), -g.count, g.id))[:MAX_DIGEST_ITEMS]
     if top:
         items = [f"{marker(g.severity)} {clean(masked_headline(g) if g.id in masked else headline(g), 180)}"
                  for g in top]
         blocks.append(kit.section(cut("*Most severe*\n" + "\n".join(items), limits.SECTION_TEXT)))
+    if rows:  # codes are for looking up (docs/findings.md): a context line, never the prose
+        blocks.append(kit.context("By code: " + " · ".join(rows)))
     blocks.append(kit.context(f"Updated {slack_date(now)} · each alert is tracked and resolved on its own; "
                               "`/gpu incidents` lists them"))
     return blocks

@@ -44,7 +44,8 @@ def run(settings: Settings) -> int:
     probes = _listening(lambda: ProbeServer(ready=ready, port=settings.probe_port),
                         "GPUBOT_PROBE_PORT", settings.probe_port)
     probes.start()  # /healthz from here: a pod waiting for Slack is alive, and must not be restarted for it
-    charts.warm_up_in_background()  # matplotlib's first chart costs seconds: paid now, not by the first /gpu nodes
+    if settings.workers == 0:  # else charts are drawn in the worker processes, and each warms its own
+        charts.warm_up_in_background()  # matplotlib's first chart costs seconds: paid now, not by /gpu nodes
     try:
         _slack_accepts_token(settings)
         ready.waiting = "starting"

@@ -224,7 +224,8 @@ class DiagnosisService:
     def nodes(self, *, context: str | None = None, asker: Asker | None = None) -> NodesReport:
         gateway = self._open_cluster(context, asker, self.access(asker))
         nodes, more = gateway.gpu_nodes(max_items=500)
-        return nodes_report(nodes, cluster=gateway.name, more=more)
+        pods = gateway.pods_on_nodes([n["metadata"]["name"] for n in nodes])  # one read per GPU node
+        return nodes_report(nodes, cluster=gateway.name, more=more, pods=pods)
 
     def nodepools(self, *, context: str | None = None, asker: Asker | None = None) -> NodePoolsReport:
         gateway = self._open_cluster(context, asker, self.access(asker))

@@ -233,6 +233,7 @@ def worker_main(settings: Settings, index: int, queue, finished, window_storage,
 
     from bot.app import create_app
     from bot.logs import configure_logging
+    from bot.render import charts
 
     # Stopping is the serving process's call (it lets the work finish first): a Ctrl-C or SIGTERM sent
     # to the whole process group must not cut diagnoses short here.
@@ -242,6 +243,7 @@ def worker_main(settings: Settings, index: int, queue, finished, window_storage,
     # Acks first: on a busy machine the kernel gives the serving process the CPU before the diagnoses.
     os.nice(WORKER_NICENESS)
     configure_logging(settings, worker=index)
+    charts.warm_up_in_background()  # the charts of /gpu nodes are drawn here, not in the serving process
     pacer = Pacer(SlidingWindows(method_limits(settings.slack_rate_share), storage=window_storage, lock=window_lock))
     app = create_app(settings, pacer=pacer, worker=True)
     log.info("gpubot: worker %d (pid %d) ready", index, os.getpid())

@@ -40,6 +40,13 @@ METHOD_LIMITS: dict[str, MethodLimit] = {
     "conversations.info": _tier(3),
     "users.info": _tier(4),
     "usergroups.users.list": _tier(2),
+    # A chart: files.getUploadURLExternal, the bytes POSTed to the URL it gave (Slack's file service, not
+    # a Web API method: not counted), files.completeUploadExternal. Both methods' pages say Tier 4.
+    "files.getUploadURLExternal": _tier(4),
+    "files.completeUploadExternal": _tier(4),
+    # "Special rate limits apply" (its page) with no figure published: paced as Tier 4, the most any
+    # published tier promises. Links are remembered (bot/permalinks.py), so few calls are made.
+    "chat.getPermalink": _tier(4),
     # chat.postMessage is "special": per channel (below) and "several hundred per minute" per workspace.
     "chat.postMessage": MethodLimit(300),
 }

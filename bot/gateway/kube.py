@@ -12,6 +12,7 @@ import logging
 import os
 import re
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
 import urllib3
@@ -58,6 +59,7 @@ JOB_LABELS = ("training.kubeflow.org/job-name", "jobset.sigs.k8s.io/jobset-name"
 # Pods of a job that carry the evidence: not running, not done. Read first when a job is bigger than the
 # cap, whatever their names (a field selector on status.phase is served for pods by every API server).
 TROUBLED_PODS = "status.phase!=Running,status.phase!=Succeeded"
+NOT_TERMINATED = "status.phase!=Succeeded,status.phase!=Failed"
 _RETRYABLE = {429, 500, 502, 503, 504}
 _DISCOVERY_TTL = 300.0  # CRDs come and go with upgrades; a long-lived bot re-reads now and then
 
@@ -359,6 +361,20 @@ class ClusterGateway:
             self.core.list_pod_for_all_namespaces, field_selector=f"spec.nodeName={node_name}",
             max_items=max_items, read=f"pods on node {node_name}", **kwargs,
         )
+
+    def pods_on_nodes(self, names: list[str], *, max_per_node: int = 1000, parallel: int = 8) -> Listed:
+        """Pods not terminated on each of these nodes, as kubectl describe node reads them for "Allocated
+        resources" (fieldSelector spec.nodeName=<node>,status.phase!=Succeeded,status.phase!=Failed): one
+        request per node, ``parallel`` at once, so the cost grows with these nodes, not with all pods."""
+        def on(node: str) -> Listed:
+            return self._list(self.core.list_pod_for_all_namespaces, max_items=max_per_node,
+                              field_selector=f"spec.nodeName={node},{NOT_TERMINATED}", read=f"pods on node {node}")
+
+        if not names:
+            return Listed()
+        with ThreadPoolExecutor(max_workers=min(parallel, len(names)), thread_name_prefix="pods-on-nodes") as pool:
+            lists = list(pool.map(on, names))
+        return Listed([pod for listed in lists for pod in listed], more=sum(listed.more for listed in lists))
 
     def find_named(self, name: str) -> dict[str, list[str]]:
         """Namespaces holding a pod, Job or training workload called ``name`` (field selector: one request

@@ -11,6 +11,9 @@ in several threads at once share no global figure state.
 from __future__ import annotations
 
 import io
+import logging
+import threading
+import time
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -22,6 +25,8 @@ if TYPE_CHECKING:
 
     from playbooks.fleet import NodePoolsReport, NodesReport
     from playbooks.gpu_series import GpuUsage
+
+log = logging.getLogger(__name__)
 
 DPI = 100
 WIDTH_IN = 8.0
@@ -44,8 +49,9 @@ class WeekCounts:
 
 
 def nodepools_chart(report: NodePoolsReport) -> bytes:
-    """One horizontal bar per NodePool: GPUs used against its limit (a marker at the limit, the share as a
-    label); a NodePool without a GPU limit shows its use only."""
+    """One horizontal bar per NodePool in the report's order (fullest share of its limit first): GPUs used
+    against its limit (a marker at the limit, the share as a label); a NodePool without a GPU limit shows
+    its use only."""
     pools = report.nodepools[:MAX_BARS]
     fig, ax = _figure(rows=len(pools))
     names = [p.name for p in pools][::-1]
@@ -71,30 +77,35 @@ def nodepools_chart(report: NodePoolsReport) -> bytes:
 
 
 def nodes_chart(report: NodesReport) -> bytes:
-    """One stacked bar per node, worst first (the report's order): healthy GPUs (allocatable: what the
-    device plugin offers to pods), then unhealthy ones (capacity it does not offer), labelled
-    allocatable / capacity as the text table is."""
+    """One stacked bar per node in the report's order (trouble first, then the fullest): GPUs requested
+    by pods, healthy GPUs still free, unhealthy GPUs (capacity the device plugin does not offer), labelled
+    used / healthy / capacity. NotReady nodes are named so and their label is red."""
     nodes = report.nodes[:MAX_BARS]
     fig, ax = _figure(rows=len(nodes))
     labels = [_short(n.name) + ("" if n.ready else " (NotReady)") for n in nodes][::-1]
-    healthy = [n.gpu_allocatable for n in nodes][::-1]
+    # A GPU that failed under a running pod is still requested: the bar shows at most what is healthy
+    # as used, and the label the true count.
+    used = [min(n.gpu_allocated, n.gpu_allocatable) for n in nodes][::-1]
+    free = [n.free_gpus for n in nodes][::-1]
     unhealthy = [n.unhealthy_gpus for n in nodes][::-1]
     rows = range(len(nodes))
-    ax.barh(rows, healthy, color=GREEN, height=0.6, label="healthy (allocatable)")
+    ax.barh(rows, used, color=BLUE, height=0.6, label="requested by pods")
+    ax.barh(rows, free, left=used, color=GREEN, height=0.6, label="healthy, free")
     if any(unhealthy):  # no legend entry (and no red) for what is not there
-        ax.barh(rows, unhealthy, left=healthy, color=RED, height=0.6, label="unhealthy")
-    top = max([1, *(n.gpu_capacity for n in nodes)])
+        ax.barh(rows, unhealthy, left=[u + f for u, f in zip(used, free)], color=RED, height=0.6, label="unhealthy")
+    top = max([1, *(max(n.gpu_capacity, n.gpu_allocated) for n in nodes)])
     for y, node in zip(rows, reversed(nodes)):
-        ax.text(node.gpu_capacity + top * 0.01, y, f"{node.gpu_allocatable}/{node.gpu_capacity}", va="center",
-                fontsize=9, color="black" if node.ready else RED)
+        ax.text(max(node.gpu_capacity, node.gpu_allocated) + top * 0.01, y,
+                f"{node.gpu_allocated} / {node.gpu_allocatable} / {node.gpu_capacity}", va="center", fontsize=9,
+                color="black" if node.ready else RED)
     ax.set_yticks(list(rows), labels=labels)
     _margins(fig, labels=labels, right=0.78)
-    ax.set_xlim(0, top * 1.25)
-    ax.set_xlabel("GPUs per node")
+    ax.set_xlim(0, top * 1.35)
+    ax.set_xlabel("GPUs per node (label: requested / healthy / capacity)")
     if nodes:
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
-    _title(ax, f"GPU nodes · {report.cluster}: healthy and unhealthy GPUs", len(report.nodes) - len(nodes) + report.more,
-           "nodes")
+    _title(ax, f"GPU nodes · {report.cluster}: GPUs in use, free and unhealthy; trouble first, then the fullest",
+           len(report.nodes) - len(nodes) + report.more, "nodes")
     return _png(fig)
 
 
@@ -146,6 +157,36 @@ def incidents_by_week(opened: Iterable[tuple[datetime, str]], *, now: datetime, 
     return [WeekCounts(start=s, counts=dict(b)) for s, b in zip(starts, buckets)]
 
 
+def warm_up() -> float | None:
+    """Draw one tiny chart so that the first one somebody asks for does not pay for matplotlib's import and
+    font loading: seconds on a fresh font cache, written under MPLCONFIGDIR for the processes after this
+    one. The seconds it took, or None when it failed (logged: a chart asked for later fails the same way
+    and its text answer stands alone)."""
+    from playbooks.fleet import GpuNode, NodesReport
+
+    # One small chart through the same code as the real ones: every font size, a legend, red text, so
+    # the glyphs and text layouts they need are cached too, not only the import.
+    node = GpuNode(name="warm-up", nodepool=None, instance_type=None, zone=None, gpu_capacity=8,
+                   gpu_allocatable=7, ready=False, gpu_allocated=4)
+    started = time.perf_counter()
+    try:
+        nodes_chart(NodesReport(cluster="warm-up", nodes=[node], more=1))
+    except Exception:  # noqa: BLE001 - an extra at start-up; the reason goes to the log with its traceback
+        log.exception("charts: warm-up failed; charts will fail the same way, text answers are unaffected "
+                      "(check that MPLCONFIGDIR names a writable directory)")
+        return None
+    took = time.perf_counter() - started
+    log.info("charts: matplotlib ready in %.1f s", took)
+    return took
+
+
+def warm_up_in_background() -> threading.Thread:
+    """``warm_up`` in a daemon thread: start-up never waits for it, and shutdown never waits either."""
+    thread = threading.Thread(target=warm_up, name="charts-warm-up", daemon=True)
+    thread.start()
+    return thread
+
+
 def gpu_usage_chart(usage: GpuUsage) -> bytes:
     """Two panels over the diagnosis' window, one line per GPU (the first ``MAX_GPU_LINES``):
     utilisation in percent above, framebuffer memory used in GiB below; minutes before the reading on
@@ -195,7 +236,10 @@ def _figure(*, rows: int) -> tuple[Figure, Axes]:
 
 
 def _title(ax: Axes, text: str, more: int, what: str) -> None:
-    ax.set_title(text + (f" (and {more} more {what})" if more > 0 else ""), fontsize=10, loc="left")
+    # At the figure's left edge, not the axes': long row labels would push a long title off the right.
+    fig = ax.get_figure()
+    fig.text(0.01, 1 - 0.12 / fig.get_figheight(), text + (f" (and {more} more {what})" if more > 0 else ""),
+             fontsize=10, ha="left", va="top")
 
 
 def _margins(fig: Figure, *, labels: list[str], right: float = 0.97) -> None:

@@ -6,18 +6,18 @@ from playbooks.fleet import NodePoolsReport, NodesReport
 
 def render_nodes(report: NodesReport) -> str:
     lines = [f"GPU nodes in {report.cluster}: {len(report.nodes) + report.more} nodes, "
-             f"{report.allocatable_gpus}/{report.total_gpus} GPUs allocatable, "
+             f"{report.allocatable_gpus}/{report.total_gpus} GPUs allocatable, {report.allocated_gpus} requested by pods, "
              f"{len(report.unhealthy)} with unhealthy GPUs, {len(report.not_ready)} NotReady", ""]
     if not report.nodes:
         return lines[0] + "\n"
     width = max(len(n.name) for n in report.nodes)
-    lines.append(f"{'NODE':<{width}}  {'NODEPOOL':<20} {'TYPE':<15} {'ZONE':<16} {'GPU alloc/cap':>13}  STATUS")
+    lines.append(f"{'NODE':<{width}}  {'NODEPOOL':<20} {'TYPE':<15} {'ZONE':<16} {'GPU used':>8} {'GPU alloc/cap':>13}  STATUS")
     for n in report.nodes:
         status = "Ready" if n.ready else f"NotReady ({n.ready_reason})"
         if n.unhealthy_gpus:
             status += f", {n.unhealthy_gpus} GPU unhealthy"
         lines.append(f"{n.name:<{width}}  {n.nodepool or '-':<20} {n.instance_type or '-':<15} {n.zone or '-':<16} "
-                     f"{f'{n.gpu_allocatable}/{n.gpu_capacity}':>13}  {status}")
+                     f"{n.gpu_allocated:>8} {f'{n.gpu_allocatable}/{n.gpu_capacity}':>13}  {status}")
     if report.more:
         lines.append(f"... and {report.more} more GPU nodes")
     return "\n".join(lines) + "\n"

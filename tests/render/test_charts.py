@@ -21,9 +21,10 @@ def _pool(name: str, used: int, limit: int | None) -> GpuNodePool:
                        consolidate_after="1h", budgets=(), ready=True, do_not_disrupt_risk=False)
 
 
-def _node(name: str, *, capacity: int = 8, allocatable: int = 8, ready: bool = True) -> GpuNode:
+def _node(name: str, *, capacity: int = 8, allocatable: int = 8, ready: bool = True, allocated: int = 0) -> GpuNode:
     return GpuNode(name=f"{name}.us-west-2.compute.internal", nodepool="gpu", instance_type="p5.48xlarge",
-                   zone="us-west-2a", gpu_capacity=capacity, gpu_allocatable=allocatable, ready=ready)
+                   zone="us-west-2a", gpu_capacity=capacity, gpu_allocatable=allocatable, ready=ready,
+                   gpu_allocated=allocated)
 
 
 def _pixels(png: bytes) -> np.ndarray:
@@ -56,6 +57,22 @@ def test_unhealthy_gpus_show_in_red_and_healthy_in_green():
     well = charts.nodes_chart(NodesReport(cluster="c", nodes=[_node("ip-10-0-1-2")]))
     assert _has_colour(sick, charts.RED) and _has_colour(sick, charts.GREEN)
     assert _has_colour(well, charts.GREEN) and not _has_colour(well, charts.RED)
+
+
+def test_gpus_requested_by_pods_show_in_blue_apart_from_free_ones():
+    busy = charts.nodes_chart(NodesReport(cluster="c", nodes=[_node("ip-10-0-1-3", allocated=8)]))
+    idle = charts.nodes_chart(NodesReport(cluster="c", nodes=[_node("ip-10-0-1-4")]))
+    assert _has_colour(busy, charts.BLUE) and not _has_colour(busy, charts.GREEN)
+    assert _has_colour(idle, charts.GREEN) and not _has_colour(idle, charts.BLUE)
+    # a GPU that failed under a running pod: the bar stays within the node, red for the failed GPU
+    failed_under_pod = charts.nodes_chart(NodesReport(cluster="c", nodes=[_node("ip-10-0-1-5", allocatable=7,
+                                                                                    allocated=8)]))
+    assert _has_colour(failed_under_pod, charts.BLUE) and _has_colour(failed_under_pod, charts.RED)
+
+
+def test_warm_up_draws_a_chart_and_says_how_long_it_took():
+    took = charts.warm_up()
+    assert took is not None and took >= 0
 
 
 def test_more_rows_than_fit_are_counted_not_drawn():

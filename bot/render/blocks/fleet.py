@@ -1,5 +1,6 @@
-"""GPU nodes and GPU NodePools: totals as fields, then the worst rows first as a fixed-width table,
-and "and N more" for whatever does not fit, however large the cluster."""
+"""GPU nodes and GPU NodePools: totals as fields, then the rows in the report's order (trouble first,
+then the fullest) as a fixed-width table, and "and N more" for whatever does not fit, however large
+the cluster."""
 from __future__ import annotations
 
 from collections import defaultdict
@@ -26,16 +27,19 @@ def nodes_blocks(report: NodesReport) -> list[dict]:
     blocks.append(kit.fields_section([
         f"*Nodes*\n{listed}",
         f"*GPUs allocatable / capacity*\n{report.allocatable_gpus} / {report.total_gpus}",
+        f"*GPUs requested by pods*\n{report.allocated_gpus} of {report.allocatable_gpus} healthy"
+        f"{_share(report.allocated_gpus, report.allocatable_gpus)}",
         f"*Unhealthy GPUs*\n{_mark(unhealthy, 'error')} {sum(n.unhealthy_gpus for n in unhealthy)}"
         f" on {len(unhealthy)} node{'' if len(unhealthy) == 1 else 's'}",
         f"*NotReady*\n{_mark(not_ready, 'critical')} {len(not_ready)} node{'' if len(not_ready) == 1 else 's'}",
     ]))
     rows = [_node_row(n) for n in nodes[:MAX_NODE_ROWS]]
-    blocks += _table(("NODE", "POOL", "TYPE", "ZONE", "GPU alloc/cap", "STATE"), rows,
-                     title="*Worst first*" if unhealthy or not_ready else "*Nodes*", more=len(nodes) - len(rows),
-                     what="nodes")
+    blocks += _table(("NODE", "POOL", "TYPE", "ZONE", "GPU used", "healthy/cap", "STATE"), rows,
+                     title="*Trouble first, then the fullest*" if unhealthy or not_ready else "*Fullest first*",
+                     more=len(nodes) - len(rows), what="nodes")
     pools = _by_pool(nodes)
-    blocks += _table(("NODEPOOL", "NODES", "GPU alloc/cap", "NOT READY"), pools[:MAX_POOL_ROWS], title="*By NodePool*",
+    blocks += _table(("NODEPOOL", "NODES", "GPU used", "healthy/cap", "NOT READY"), pools[:MAX_POOL_ROWS],
+                     title="*By NodePool*",
                      more=len(pools) - MAX_POOL_ROWS, what="NodePools")
     return blocks
 
@@ -84,7 +88,7 @@ def _node_row(node: GpuNode) -> tuple[str, ...]:
     if node.unhealthy_gpus:
         state += f", {node.unhealthy_gpus} GPU unhealthy"
     return (_short(node.name), node.nodepool or "-", node.instance_type or "-", node.zone or "-",
-            f"{node.gpu_allocatable}/{node.gpu_capacity}", state)
+            str(node.gpu_allocated), f"{node.gpu_allocatable}/{node.gpu_capacity}", state)
 
 
 def _by_pool(nodes: list[GpuNode]) -> list[tuple[str, ...]]:
@@ -93,8 +97,13 @@ def _by_pool(nodes: list[GpuNode]) -> list[tuple[str, ...]]:
         groups[node.nodepool or "(no NodePool)"].append(node)
     worst = sorted(groups.items(), key=lambda kv: (-sum(not n.ready or n.unhealthy_gpus > 0 for n in kv[1]),
                                                    -len(kv[1]), kv[0]))
-    return [(name, str(len(g)), f"{sum(n.gpu_allocatable for n in g)}/{sum(n.gpu_capacity for n in g)}",
+    return [(name, str(len(g)), str(sum(n.gpu_allocated for n in g)),
+             f"{sum(n.gpu_allocatable for n in g)}/{sum(n.gpu_capacity for n in g)}",
              str(sum(not n.ready for n in g))) for name, g in worst]
+
+
+def _share(part: int, whole: int) -> str:
+    return f" ({100 * part // whole}%)" if whole else ""
 
 
 def _short(name: str) -> str:

@@ -1,34 +1,232 @@
-"""Findings that follow from another one: when EC2 or Karpenter took a node of the job, the other ranks'
+"""Findings that follow from another one: when one rank of a distributed job fails, the other ranks'
 NCCL errors, timeouts and SIGTERMs are what losing a peer looks like, not causes of their own. They stay
 in the diagnosis (the evidence is real) as info, each marked with the cause it follows
 (``Finding.consequence_of``), so the cause comes first and renderers fold them under it.
+
+Why the peers fail, upstream:
+
+- NCCL: a rank whose process or node is gone closes its sockets / queue pairs; the survivors' next
+  collective fails with ``remote process exited or there was a network error`` / ``Connection closed by
+  remote peer`` (NVIDIA/nccl src/transport/net_socket.cc, net_ib.cc, src/proxy.cc), or hangs until the
+  ProcessGroupNCCL watchdog times it out (nccl.timeout).
+- torchrun: when one worker fails the elastic agent stops all the others with SIGTERM
+  (pytorch/pytorch torch/distributed/elastic/agent/server/api.py ``_restart_workers`` /
+  ``_stop_workers``; multiprocessing/api.py ``_close``: "Sending process %s closing signal SIGTERM"), and
+  the job controller deletes the remaining pods (exit code 143).
+
+So a rank that failed for a reason of its own (its node taken by EC2 or Karpenter or gone NotReady, its
+GPU fallen off the bus or out of ECC, its container OOM-killed, CUDA out of memory) is the cause, and the
+other ranks' NCCL errors and SIGTERMs follow it. A follower must be on another pod than the cause (a
+SIGTERM may be the same pod's: torchrun stops the failed worker's siblings in the same container too),
+and must not have failed before the cause where both times are known. Any other error (a code error, an
+NCCL misconfiguration) keeps its own standing: only the followers' codes fold.
 """
 from __future__ import annotations
 
-from dataclasses import replace
+import json
+import re
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
 
-from playbooks.model import Finding
+from playbooks.analyzers.evidence import event_time, parse_time
+from playbooks.codes import precedence
+from playbooks.facts import Facts
+from playbooks.model import SEVERITIES, Finding
 
 # Codes that take a node of the job away, strongest first.
-CAUSES = ("karpenter.interruption", "karpenter.disruption")
-# What the surviving ranks report when a peer's node goes (torch.distributed: the NCCL watchdog times
-# out, OFI / NCCL lose the peer, torchrun's agent sends SIGTERM, rendezvous cannot re-form).
-FOLLOWERS = frozenset({"nccl.peer_unresponsive", "nccl.timeout", "training.terminated", "training.rendezvous_failed"})
-# A cause that hit the target itself (critical) or one of its peers (error): either way the rank the
-# user asked about failed because a node was taken, and its own NCCL error only repeats that.
+NODE_LOSS = ("karpenter.interruption", "karpenter.disruption", "node.not_ready")
+# A GPU of the node failed under the rank (Xid 79 fallen off the bus, uncorrectable ECC, unhealthy device).
+HARDWARE = ("gpu.xid_error", "gpu.unhealthy_device")
+# The rank ran out of memory: its container OOM-killed by the kernel, or CUDA out of memory.
+OUT_OF_MEMORY = ("training.terminated", "training.cuda_oom")
+# Every code that can be a cause here, strongest first.
+CAUSES = (*NODE_LOSS, *HARDWARE, *OUT_OF_MEMORY)
+# What the surviving ranks report when a peer goes (torch.distributed: the NCCL watchdog times out,
+# OFI / NCCL lose the peer, torchrun's agent sends SIGTERM); after a lost node, the rendezvous cannot
+# re-form either.
+PEER_ERRORS = frozenset({"nccl.peer_unresponsive", "nccl.timeout", "training.terminated"})
+FOLLOWERS = PEER_ERRORS | {"training.rendezvous_failed"}
+# A node-loss cause that hit the target itself (critical) or one of its peers (error): either way the
+# rank the user asked about failed because a node was taken, and its own NCCL error only repeats that.
+# A warning karpenter.disruption is the NodePool's policy, not a node taken.
 SERIOUS = ("critical", "error")
+# kubelet reports finishedAt to the second, and the survivors notice within the same second when the
+# peer's sockets close: a follower up to this much earlier than its cause is concurrent with it.
+CONCURRENT = timedelta(seconds=2)
+SIGTERM_EXIT = 143
+
+_POD = re.compile(r"(?:^|\s)pod/[^/\s]+/(?P<name>[^\s]+)")
+_NODE = re.compile(r"(?:^|\s)node/(?P<name>[^\s]+)")
 
 
-def follow_causes(findings: list[Finding]) -> list[Finding]:
-    cause = next((f for code in CAUSES for f in findings if f.code == code and f.severity in SERIOUS), None)
-    if cause is None:
-        return findings
-    followers = [f for f in findings if f.code in FOLLOWERS and f is not cause]
-    if not followers:
-        return findings
-    return [replace(f, severity="info", consequence_of=cause.code) if f in followers else f for f in findings]
+@dataclass(frozen=True)
+class Cause:
+    finding: Finding
+    pods: frozenset[str]  # the pods it happened to (empty: not known)
+    when: datetime | None  # when it happened (None: not known)
+    node_loss: bool = False
+
+
+def follow_causes(findings: list[Finding], *, facts: Facts | None = None) -> list[Finding]:
+    """Mark the findings that follow from the strongest cause; ``facts`` (the job's pods, nodes and
+    events) say where and when each happened. The cause takes the strongest severity of what follows
+    from it: a peer's OOM kill is the answer for the rank whose NCCL error the user asked about."""
+    for kind in (NODE_LOSS, HARDWARE, OUT_OF_MEMORY):
+        found = [(cause, followers) for cause in _causes(findings, facts, kind)
+                 if (followers := [f for f in findings if f is not cause.finding and _follows(f, cause, facts)])]
+        if not found:
+            continue
+        # Two findings of a kind about one fault (the Xid and the GPU the device plugin marked unhealthy):
+        # the peers' errors fold under the one the engine will put first, so that the lead shows them.
+        cause, followers, severity = min(
+            ((c, fs, _strongest(c.finding, fs)) for c, fs in found),
+            key=lambda item: (SEVERITIES.index(item[2]), item[0].finding.confidence_rank, precedence(item[0].finding.code)))
+        out = []
+        for f in findings:
+            if f is cause.finding:
+                out.append(replace(f, severity=severity) if severity != f.severity else f)
+            elif any(f is g for g in followers):
+                out.append(replace(f, severity="info", consequence_of=cause.finding.code))
+            else:
+                out.append(f)
+        return out
+    return findings
 
 
 def consequences(findings: list[Finding], cause: Finding) -> list[Finding]:
     """The findings marked as following from ``cause``, in their order."""
     return [f for f in findings if f.consequence_of == cause.code and f is not cause]
+
+
+# -- causes -----------------------------------------------------------------------------------------
+
+def _strongest(cause: Finding, followers: list[Finding]) -> str:
+    return min((cause.severity, *(f.severity for f in followers)), key=SEVERITIES.index)
+
+
+def _causes(findings: list[Finding], facts: Facts | None, codes: tuple[str, ...]):
+    for code in codes:
+        for f in findings:
+            if f.code != code or f.consequence_of is not None:
+                continue
+            if code in ("karpenter.interruption", "karpenter.disruption"):
+                if f.severity in SERIOUS:
+                    yield Cause(f, frozenset(), None, node_loss=True)
+            elif code == "node.not_ready":
+                if f.severity != "info":  # info: a node still joining, not one lost
+                    yield Cause(f, frozenset(), None, node_loss=True)
+            elif code in HARDWARE:
+                # an uncorroborated claim (capped to a warning of low confidence) is not a fault to fold under
+                if f.severity in SERIOUS and f.confidence != "low":
+                    pods = _pods_on(_node_of(f, facts), facts) or _pods(f)
+                    yield Cause(f, pods, _hardware_time(f, facts))
+            elif code == "training.terminated":
+                if _oom_killed(f):
+                    pods = _pods(f)
+                    yield Cause(f, pods, _terminated_at(f) or _failed_at(pods, facts))
+            elif code == "training.cuda_oom":
+                pods = _pods(f)
+                yield Cause(f, pods, _failed_at(pods, facts))
+
+
+def _oom_killed(f: Finding) -> bool:
+    return "OOMKilled" in f.title or any('"reason": "OOMKilled"' in e.text for e in f.evidence)
+
+
+def _node_of(f: Finding, facts: Facts | None) -> str | None:
+    for rem in f.remediations:
+        if rem.kind == "cordon-gpu-node":
+            return rem.params.get("node")
+    named = [m.group("name") for e in f.evidence if (m := _NODE.search(e.source))]
+    if named:
+        return named[0]
+    if facts is not None:
+        return next((name for name in facts.nodes if name and name in f.title), None)
+    return None
+
+
+def _pods_on(node: str | None, facts: Facts | None) -> frozenset[str]:
+    if not node or facts is None:
+        return frozenset()
+    return frozenset(p.name for p in facts.pods if p.node_name == node)
+
+
+def _hardware_time(f: Finding, facts: Facts | None) -> datetime | None:
+    """When the node's events first said what the finding quotes."""
+    if facts is None:
+        return None
+    node = _node_of(f, facts)
+    quoted = [e.text for e in f.evidence]
+    times = [event_time(event) for event in facts.node_events.get(node or "", [])
+             if (message := (event.get("message") or event.get("note") or "").strip())
+             and any(message[:80] in text for text in quoted)]
+    times = [t for t in times if t.year > 1]
+    return min(times) if times else None
+
+
+# -- followers --------------------------------------------------------------------------------------
+
+def _follows(f: Finding, cause: Cause, facts: Facts | None) -> bool:
+    if f.consequence_of is not None:
+        return False
+    if cause.node_loss:
+        return f.code in FOLLOWERS
+    if f.code not in PEER_ERRORS:
+        return False
+    sigterm = f.code == "training.terminated" and _sigterm(f)
+    if f.code == "training.terminated" and not sigterm:
+        return False  # a SIGKILL or another OOM kill: a failure of its own, not torchrun's SIGTERM
+    pods = _pods(f)
+    if not pods:
+        return False  # nothing says which rank reported it: it may have a cause of its own
+    if not sigterm and cause.pods & pods:
+        return False  # the failed rank's own NCCL error: part of its failure, not a peer's
+    if cause.when is not None:
+        when = _terminated_at(f) if f.code == "training.terminated" else None
+        when = when or _failed_at(pods, facts)
+        if when is not None and when < cause.when - CONCURRENT:
+            return False  # it failed before the cause: not because of it
+    return True
+
+
+def _sigterm(f: Finding) -> bool:
+    if "SIGTERM" in f.title or f"exit code {SIGTERM_EXIT}" in f.title:
+        return True
+    return any(_termination(e.text).get("exitCode") == SIGTERM_EXIT for e in f.evidence)
+
+
+def _pods(f: Finding) -> frozenset[str]:
+    """The pods that reported the finding: those whose log said it, else those whose status or events did
+    (an NCCL finding also quotes the dead peer's status; the log is the reporter's own)."""
+    logs = {m.group("name") for e in f.evidence if e.source.startswith("log ") and (m := _POD.search(e.source))}
+    if logs:
+        return frozenset(logs)
+    return frozenset(m.group("name") for e in f.evidence if (m := _POD.search(e.source)))
+
+
+def _termination(text: str) -> dict:
+    """The container's terminated state quoted as ``status.containerStatuses: {...}``."""
+    _, _, value = text.partition("status.containerStatuses: ")
+    try:
+        parsed = json.loads(value) if value else {}
+    except ValueError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def _terminated_at(f: Finding) -> datetime | None:
+    times = [parse_time(_termination(e.text).get("finishedAt")) for e in f.evidence]
+    times = [t for t in times if t is not None]
+    return min(times) if times else None
+
+
+def _failed_at(pods: frozenset[str], facts: Facts | None) -> datetime | None:
+    """The earliest non-zero container exit among the pods, by kubelet's finishedAt."""
+    if facts is None or not pods:
+        return None
+    times = [parse_time(term.get("finishedAt")) for pod in facts.pods if pod.name in pods
+             for status in pod.container_statuses()
+             for state in (status.get("state") or {}, status.get("lastState") or {})
+             for term in [state.get("terminated") or {}] if term.get("exitCode") not in (None, 0)]
+    times = [t for t in times if t is not None]
+    return min(times) if times else None

@@ -73,7 +73,10 @@ def diagnose(target: Target, *, gateway: ResolvingGateway, catalog: Catalog | No
 
 
 def analyze(facts: Facts, *, registry: Registry) -> Diagnosis:
-    findings = order(follow_causes(merge(f for analyzer in registry.analyzers.values() for f in analyzer(facts))))
+    # Consequences are told apart before findings of one code merge: one rank's OOM kill is the cause and
+    # the other ranks' SIGTERMs (the same code) follow it.
+    raw = [f for analyzer in registry.analyzers.values() for f in analyzer(facts)]
+    findings = order(merge(follow_causes(raw, facts=facts)))
     # the one redaction step: nothing gathered leaves the engine with a secret in it
     return redact_diagnosis(Diagnosis(
         target=facts.target, summary=summarize(facts, findings), findings=findings,
@@ -82,13 +85,14 @@ def analyze(facts: Facts, *, registry: Registry) -> Diagnosis:
 
 
 def merge(findings) -> list[Finding]:
-    """One finding per code: the first analyzer's wording wins unless a later one is more severe, later
-    evidence is added to it."""
-    by_code: dict[str, Finding] = {}
+    """One finding per code (and per cause it follows): the first analyzer's wording wins unless a later
+    one is more severe, later evidence is added to it."""
+    by_code: dict[tuple[str, str | None], Finding] = {}
     for finding in findings:
-        kept = by_code.get(finding.code)
+        key = (finding.code, finding.consequence_of)  # what follows a cause never merges into one
+        kept = by_code.get(key)
         if kept is None:
-            by_code[finding.code] = replace(finding, evidence=_dedupe(finding.evidence))
+            by_code[key] = replace(finding, evidence=_dedupe(finding.evidence))
             continue
         kept.evidence = _dedupe(kept.evidence + finding.evidence)
         if finding.severity_rank < kept.severity_rank:

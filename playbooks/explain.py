@@ -8,11 +8,11 @@ set-up lines, a required pod affinity in a pod spec) let findings be connected t
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
-from playbooks import documents
+from playbooks import documents, linear
 from playbooks.codes import CRASH_CAUSES, precedence
 from playbooks.failures import structure, wrapped
 from playbooks.fixes import TEMPLATE_DIR, render_fix
@@ -327,7 +327,44 @@ def _findings(scan: _Scan) -> list[Finding]:
         findings.append(_finding(code, group, scan, codes, related))
     if scan.affinity.found and scan.failed_scheduling and "scheduling.pod_affinity_unsatisfiable" not in codes:
         findings.append(_affinity_finding(scan, codes))
+    findings = _follow_failed_rank(findings, scan)
     findings.sort(key=lambda f: (f.severity_rank, f.confidence_rank, precedence(f.code)))
+    return findings
+
+
+# A rank that failed for a reason of its own (CUDA out of memory, its container OOM-killed) and what its
+# peers then report: NCCL's survivors read "remote process exited or there was a network error" or time out
+# in the watchdog (NVIDIA/nccl src/transport/net_socket.cc, src/proxy.cc). In pasted text only the ranks
+# the lines name tell peers apart: both sides must name theirs, and they must differ.
+_RANK_CAUSES = ("training.cuda_oom", "training.terminated")
+_PEER_ERRORS = ("nccl.timeout", "nccl.peer_unresponsive")
+_RANK_PREFIX = linear.compile(r"\[(?:rank|Rank )(?P<rank>\d{1,6})\]")
+
+
+def _ranks(code: str, scan: _Scan) -> set[str]:
+    group = scan.groups[code]
+    named = set(group.values.get("rank", ()))
+    for signal in group.evidence:
+        named |= {m.group("rank") for m in _RANK_PREFIX.finditer(signal.line)}
+    return named
+
+
+def _follow_failed_rank(findings: list[Finding], scan: _Scan) -> list[Finding]:
+    """The peers' NCCL errors marked as following the rank that failed for its own reason (never when a
+    line does not say which rank it is from: an NCCL error of unknown origin keeps its standing)."""
+    for cause in findings:
+        if cause.code not in _RANK_CAUSES or cause.severity not in ("critical", "error") or cause.code not in scan.groups:
+            continue
+        if cause.code == "training.terminated" and "OOMKilled" not in scan.groups[cause.code].values.get("reason", ()):
+            continue
+        failed = _ranks(cause.code, scan)
+        if not failed:
+            continue
+        peers = [f for f in findings if f.code in _PEER_ERRORS and f.code in scan.groups
+                 and (ranks := _ranks(f.code, scan)) and not ranks & failed]
+        if peers:
+            return [replace(f, severity="info", consequence_of=cause.code) if any(f is p for p in peers) else f
+                    for f in findings]
     return findings
 
 

@@ -54,7 +54,7 @@ def test_rate_limited_progress_is_dropped_at_once_and_the_answer_waits_out_the_r
         slack.inject("chat.update", error="ratelimited", status=429, headers={"Retry-After": "5"})
         started = time.monotonic()
         reply.progress(text="Diagnosing x ... (step)", blocks=_blocks("step"))  # must not raise or wait 5 s
-        assert time.monotonic() - started < 1
+        assert time.monotonic() - started < 3  # not the 5 s Retry-After (slack for a loaded machine)
         time.sleep(MIN_PROGRESS_INTERVAL_S + 0.1)  # past the pacing, still inside the Retry-After
         reply.progress(text="Diagnosing x ... (step 2)", blocks=_blocks("step 2"))
         assert len(slack.calls("chat.update")) == 1  # the second was not sent inside the Retry-After

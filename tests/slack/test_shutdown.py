@@ -64,14 +64,16 @@ def _answered(slack: FakeSlack) -> list:
 def test_sigterm_lets_the_diagnosis_in_progress_answer(seed_sim, tmp_path):
     with FakeSlack() as slack, serving(seed_sim, slack, tmp_path, grace=60) as served:
         proc, send, log = served.proc, served.send, served.log
-        _fault(seed_sim, delay=3)  # the diagnosis is still reading events when the signal comes
+        # The diagnosis is still reading events when the signal comes, and for long enough that a loaded
+        # machine (the suite runs two workers per core) has time to answer the probes below.
+        _fault(seed_sim, delay=8)
         try:
             _diagnosing(slack, send)
             assert _probe(served.probe_port, "/readyz") == 200
             proc.send_signal(signal.SIGTERM)
             # While the diagnosis finishes the pod is not ready (no new requests) but alive (no restart),
             # and the Slack port takes nothing more.
-            deadline = time.monotonic() + 2
+            deadline = time.monotonic() + 6
             while _probe(served.probe_port, "/readyz") != 503:
                 assert time.monotonic() < deadline, "/readyz still answered 200 after SIGTERM"
                 time.sleep(0.05)

@@ -30,7 +30,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="gpubot", description="Diagnose GPU training jobs on EKS + Karpenter.")
-    parser.add_argument("--version", action="version", version=_version())
+    parser.add_argument("--version", action=_VersionAction, nargs=0, help="print gpubot's and Python's versions and exit")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     def cluster_options(p: argparse.ArgumentParser) -> None:
@@ -108,6 +108,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="diagnose every seed incident on the simulated cluster")
     p.add_argument("--json", action="store_true")
     return parser
+
+
+class _VersionAction(argparse.Action):
+    """``--version``, looked up only when asked: reading the installed metadata costs ~15 ms a start."""
+
+    def __call__(self, parser, namespace, values, option_string=None):  # type: ignore[override]
+        print(_version())
+        parser.exit()
 
 
 def _version() -> str:

@@ -49,3 +49,20 @@ def test_the_peers_errors_follow_the_failed_rank_with_their_evidence(cli, field_
     assert any(peer_line in text for text in quoted), "the peers' own words stay with what followed"
     assert any('"exitCode": 143' in text for text in quoted)
     assert not any("OOMKilled" in e["text"] for f in followed for e in f["evidence"] if f["code"] == "training.terminated")
+
+
+def test_the_failed_ranks_own_cuda_error_and_the_unhealthy_mark_are_the_xid_seen_by_others(cli, field_env):  # noqa: F811
+    """worker-4's node lost a GPU (Xid 79): its CUDA error is what that looks like to the program, and the
+    device plugin's 7-of-8 allocatable is the same fault; neither is a possible cause beside it."""
+    d = _diagnose(cli, field_env, "field-xid79-peer-nccl-timeouts-p4d", "pytorchjob/mixtral-pretrain", "foundation")
+    lead, rest = d["findings"][0], d["findings"][1:]
+    assert lead["code"] == "gpu.xid_error" and lead["consequence_of"] is None
+    standing = [(f["code"], f["severity"]) for f in rest if f["consequence_of"] is None and f["severity"] != "info"]
+    assert standing == [], standing
+    quoted = [e["text"] for e in lead["evidence"]]
+    assert any("GPU has fallen off the bus" in t for t in quoted)
+    assert any('"allocatable": {"nvidia.com/gpu": "7"}' in t for t in quoted), "the device plugin's mark joins the cause"
+    own = [f for f in rest if f["consequence_of"] == "gpu.xid_error"
+           and any("CUDA error: unspecified launch failure" in e["text"] for e in f["evidence"])]
+    assert len(own) == 1 and own[0]["severity"] == "info" and "mixtral-pretrain-worker-4" in own[0]["title"]
+    assert "not of the GPU" not in own[0]["title"] + own[0]["detail"]

@@ -194,3 +194,94 @@ def test_pasted_nccl_error_of_the_same_rank_or_of_no_rank_keeps_its_standing():
     unnamed = explain_text(PASTED_OOM + NCCL_LOST + "\n")
     for d in (same, unnamed):
         assert ("nccl.peer_unresponsive", "error", None) in table(d), table(d)
+
+
+# -- the failed rank's own symptoms and the other reporters of its GPU's fault ------------------------------
+
+LAUNCH_FAILURE = "RuntimeError: CUDA error: unspecified launch failure"
+ILLEGAL_ADDRESS = "RuntimeError: CUDA error: an illegal memory access was encountered"
+DEVICE_ASSERT = "RuntimeError: CUDA error: device-side assert triggered"
+XID13 = "NVRM: Xid (PCI:0000:97:00): 13, pid=1234, name=python3, Graphics Exception: ESR 0x405840=0x1000000"
+
+
+def gpu_lost(*, log: str = LAUNCH_FAILURE, on: int = 2, failed_at: str = "00:01", xid_at: str = "00:00") -> Facts:
+    """Rank 2's GPU fell off the bus; rank ``on`` logged ``log`` and exited 1; the others timed out."""
+    pods = [pod(i, ended=term(143, "10:01"), log=WATCHDOG) for i in (0, 1, 3) if i != on]
+    pods.append(pod(on, ended=term(1, failed_at), log=log))
+    if on != 2:
+        pods.append(pod(2, ended=term(1, failed_at)))
+    return job(pods, xid_on=2, xid_at=xid_at)
+
+
+def test_the_failed_ranks_cuda_error_on_the_lost_gpus_node_follows_the_xid():
+    d = diagnose(gpu_lost())
+    lead = d.findings[0]
+    assert lead.code == "gpu.xid_error" and lead.consequence_of is None
+    cuda = [f for f in d.findings if any(LAUNCH_FAILURE in e.text for e in f.evidence)]
+    assert cuda and all((f.consequence_of, f.severity) == ("gpu.xid_error", "info") for f in cuda), table(d)
+    said = cuda[0]
+    # told as the program losing its GPU, not as "a fault of the job's code, not of the GPU"
+    assert f"{JOB}-worker-2" in said.title and "unspecified launch failure" in said.title
+    assert "not of the GPU" not in said.title + said.detail and said.fix is None and not said.remediations
+    assert said in consequences(d.findings, lead)
+    # nothing else stands beside the cause as an error of its own
+    assert [f.code for f in d.findings if f.consequence_of is None and f.severity in ("critical", "error")] == ["gpu.xid_error"]
+
+
+def test_the_device_plugins_unhealthy_mark_joins_the_xids_evidence():
+    facts = gpu_lost()
+    facts.nodes[node(2)]["status"] = {"capacity": {"nvidia.com/gpu": "8"}, "allocatable": {"nvidia.com/gpu": "7"}}
+    facts_alone = job([pod(2)])  # no Xid: the mark is a finding of its own
+    facts_alone.nodes[node(2)]["status"] = facts.nodes[node(2)]["status"]
+    alone = diagnose(facts_alone)
+    assert [f.code for f in alone.findings] == ["gpu.unhealthy_device"]
+    d = diagnose(facts)
+    assert "gpu.unhealthy_device" not in {f.code for f in d.findings}, table(d)
+    lead = d.findings[0]
+    quoted = [e.text for e in lead.evidence]
+    assert any(XID79 in t for t in quoted) and any('"allocatable": {"nvidia.com/gpu": "7"}' in t for t in quoted)
+    assert [r.kind for r in lead.remediations] == ["cordon-gpu-node"]
+
+
+def test_a_cuda_error_under_an_unhealthy_mark_alone_follows_the_mark():
+    facts = gpu_lost(log=ILLEGAL_ADDRESS)
+    facts.node_events.clear()  # no Xid read: the device plugin's mark is the one report of the fault
+    facts.nodes[node(2)]["status"] = {"capacity": {"nvidia.com/gpu": "8"}, "allocatable": {"nvidia.com/gpu": "7"}}
+    d = diagnose(facts)
+    assert d.findings[0].code == "gpu.unhealthy_device", table(d)
+    assert any(f.consequence_of == "gpu.unhealthy_device" and any(ILLEGAL_ADDRESS in e.text for e in f.evidence)
+               for f in d.findings), table(d)
+
+
+def test_a_cuda_error_on_a_node_whose_gpu_did_not_fail_keeps_its_standing():
+    d = diagnose(gpu_lost(on=1))  # the launch failure is rank 1's, on node 1; the Xid is node 2's
+    cuda = [f for f in d.findings if any(LAUNCH_FAILURE in e.text for e in f.evidence)]
+    assert cuda and all(f.consequence_of is None and f.severity == "error" for f in cuda), table(d)
+
+
+def test_a_cuda_error_before_the_gpu_failed_keeps_its_standing():
+    d = diagnose(gpu_lost(failed_at="00:01", xid_at="05:00"))
+    cuda = [f for f in d.findings if any(LAUNCH_FAILURE in e.text for e in f.evidence)]
+    assert cuda and all(f.consequence_of is None for f in cuda), table(d)
+
+
+def test_a_device_side_assert_on_the_failed_node_is_the_jobs_code_whatever_the_gpu():
+    d = diagnose(gpu_lost(log=DEVICE_ASSERT))
+    asserts = [f for f in d.findings if any(DEVICE_ASSERT in e.text for e in f.evidence)]
+    assert asserts and all(f.consequence_of is None and f.code == "training.code_error" for f in asserts), table(d)
+
+
+def test_an_application_xid_is_never_a_fault_to_fold_under():
+    facts = gpu_lost(log=ILLEGAL_ADDRESS)
+    for event in facts.node_events[node(2)]:
+        event["message"] = XID13  # the job's own illegal access, reported by the driver
+    d = diagnose(facts)
+    assert not [f for f in d.findings if f.consequence_of and f.code.startswith("training.code")], table(d)
+    assert "gpu.xid_error" not in {f.code for f in d.findings if f.consequence_of is None and f.severity != "info"}
+
+
+def test_a_hardware_xid_and_an_application_xid_are_told_apart_by_number():
+    from playbooks.consequences import FAULT_XIDS
+
+    assert {48, 63, 64, 74, 79, 94, 95} <= FAULT_XIDS
+    assert not {13, 31, 43, 45, 68, 109, 92} & FAULT_XIDS

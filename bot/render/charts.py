@@ -219,8 +219,12 @@ def gpu_usage_chart(usage: GpuUsage) -> bytes:
 # -- shared ------------------------------------------------------------------------------------
 
 def _new_figure(*, height: float) -> Figure:
+    import matplotlib
     from matplotlib.figure import Figure
 
+    # Names on a chart come from outside (kubeconfig contexts, NodePools, nodes): text between two `$`
+    # would otherwise be parsed as TeX math, and one unbalanced `$` would fail the whole chart.
+    matplotlib.rcParams["text.parse_math"] = False
     return Figure(figsize=(WIDTH_IN, height), dpi=DPI)
 
 

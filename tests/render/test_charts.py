@@ -115,3 +115,9 @@ def test_importing_the_renderers_does_not_import_matplotlib():
     code = "import bot.render.charts, bot.render.blocks, bot.cli, sys; print('matplotlib' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "False", done.stderr
+
+
+def test_names_with_dollar_signs_are_drawn_as_text_not_parsed_as_math():
+    # A kubeconfig context is free text: an unbalanced `$` would make matplotlib's math parser fail.
+    png = charts.nodepools_chart(NodePoolsReport(cluster="prod$eu_$x^{2", nodepools=[_pool("gpu", 3, 8)]))
+    assert png.startswith(b"\x89PNG")

@@ -79,12 +79,12 @@ def run(settings: Settings) -> int:
         handler.connect()
         log.info("gpubot: connected to Slack in Socket Mode; /alertmanager on port %d, probes on port %d",
                  server.port, probes.port)
-        stop.wait()
+        _until_set(stop)
         handler.close()  # no new envelopes; Slack sends them to another connection
     else:
         print(f"gpubot: listening for Slack on http://0.0.0.0:{server.port}/slack/events; "
               f"/healthz and /readyz on port {probes.port}", file=sys.stderr, flush=True)
-        stop.wait()
+        _until_set(stop)
     server.stop()  # from here /readyz answers 503: the Service sends new requests elsewhere
     alerts.stop()
     _finish_work(workers if workers is not None else work_pool(app), settings.shutdown_grace)
@@ -94,6 +94,14 @@ def run(settings: Settings) -> int:
     # Lazy listeners run on non-daemon pool threads; an interpreter exit would wait for them without
     # limit. Whatever outlived the grace period is dropped on purpose.
     os._exit(0)
+
+
+def _until_set(stop: threading.Event) -> None:
+    """Wait for SIGTERM/SIGINT. Python runs signal handlers only in the main thread, between bytecodes: a
+    signal the kernel hands to another thread leaves a main thread blocked in an untimed wait asleep, so
+    the wait wakes twice a second to let a pending handler run."""
+    while not stop.wait(0.5):
+        pass
 
 
 class Starting(Readiness):

@@ -7,8 +7,6 @@ nothing. Both binaries come with Debian's `prometheus` package (scripts/fetch-pr
 """
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 import time
 from collections.abc import Iterator
@@ -16,10 +14,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
 import urllib3
 
 from tests.fakes.ports import free_port
+from tests.tools import required_tool
 
 STEP_S = 30
 
@@ -40,13 +38,7 @@ class Gpu:
 
 
 def binary(name: str) -> str:
-    found = shutil.which(name)
-    if found:
-        return found
-    message = f"{name} is not installed: run `bash scripts/fetch-promtool.sh` (make test does)"
-    if os.environ.get("CI", "").lower() in ("true", "1", "yes"):
-        pytest.fail(message)
-    pytest.skip(message)
+    return required_tool(name, install="run `bash scripts/fetch-promtool.sh`")
 
 
 def openmetrics(gpus: list[Gpu], *, now: float, minutes: int = 60) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -13,6 +12,7 @@ import pytest
 import yaml
 
 from bot import metrics
+from tests.tools import required_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES = ROOT / "deploy" / "prometheus" / "gpubot-health-rules.yaml"
@@ -67,9 +67,7 @@ def test_every_rule_waits_and_says_what_to_do():
 
 
 def test_promtool_accepts_the_rules(tmp_path):
-    promtool = shutil.which("promtool")
-    if promtool is None:
-        pytest.skip("promtool is not installed: the structure is checked above")
+    promtool = required_tool("promtool", install="run `bash scripts/fetch-promtool.sh`")
     groups = tmp_path / "rules.yaml"
     groups.write_text(yaml.safe_dump({"groups": yaml.safe_load(RULES.read_text())["spec"]["groups"]}))
     result = subprocess.run([promtool, "check", "rules", str(groups)], capture_output=True, text=True, timeout=60)

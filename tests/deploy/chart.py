@@ -2,14 +2,13 @@
 from __future__ import annotations
 
 import functools
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 import yaml
+
+from tests.tools import required_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 CHART = ROOT / "deploy" / "helm" / "gpubot"
@@ -22,13 +21,7 @@ REQUIRED = ("image.repository=registry.example.com/gpubot", "slack.existingSecre
 
 def helm_binary() -> str:
     """The venv's helm, else one on PATH; none: skipped locally, a failure under CI."""
-    found = next((str(p) for p in (Path(sys.prefix) / "bin" / "helm",) if p.is_file()), None) or shutil.which("helm")
-    if found is None:
-        message = "helm not found: run scripts/fetch-helm.sh (make test does)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    return found
+    return required_tool("helm", install="run scripts/fetch-helm.sh", first=[Path(sys.prefix) / "bin" / "helm"])
 
 
 def helm(*args: str) -> subprocess.CompletedProcess:

@@ -12,10 +12,10 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
 import yaml
 
 from playbooks.failures.tables import device_plugin_ignored_xids
+from tests.tools import required_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 PROMETHEUS = ROOT / "deploy" / "prometheus"
@@ -25,13 +25,8 @@ GROUPS_FILE = "gpubot-rules.groups.yaml"  # the name the unit tests' rule_files 
 
 
 def promtool() -> str:
-    found = os.environ.get("GPUBOT_PROMTOOL") or shutil.which("promtool")
-    if found:
-        return found
-    message = "promtool is not installed: run `bash scripts/fetch-promtool.sh` (make test does)"
-    if os.environ.get("CI", "").lower() in ("true", "1", "yes"):
-        pytest.fail(message)
-    pytest.skip(message)
+    return required_tool("promtool", install="run `bash scripts/fetch-promtool.sh`",
+                         first=[os.environ.get("GPUBOT_PROMTOOL")])
 
 
 def groups(doc: dict | None = None) -> dict:

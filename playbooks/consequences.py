@@ -39,6 +39,7 @@ import re
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
+from playbooks import linear
 from playbooks.analyzers.evidence import event_time, parse_time
 from playbooks.codes import precedence
 from playbooks.facts import Facts
@@ -74,7 +75,7 @@ SIGTERM_EXIT = 143
 FAULT_XIDS = frozenset(x for x in HARDWARE_XIDS if (entry := xid_entry(x)) is not None and entry.action != "none")
 # The Xid a finding names: "GPU Xid 79 reported", NVRM's "Xid (PCI:0000:a0:1c): 79", the EKS node
 # monitoring agent's "XID-79" / NvidiaXID79Error.
-_XID = re.compile(r"\bXID[ -]?(?:\([^)]{0,40}\):? ?)?(?P<xid>\d{1,4})(?!\d)", re.IGNORECASE)
+_XID = linear.compile(r"\bXID[ -]?(?:\([^)]{0,40}\):? ?)?(?P<xid>\d{1,4})(?:\D|$)", re.IGNORECASE)
 # What a program's CUDA calls return once its GPU is gone or its memory failed (CUDA runtime API
 # cudaError_t / driver API CUresult, cudaGetErrorString's wording; NVML's "GPU is lost"). Device-side
 # asserts, misaligned addresses and illegal instructions are the job's own code and are not here.
@@ -87,14 +88,14 @@ GPU_LOSS_ERRORS = (
     "GPU is lost", "ERROR_GPU_IS_LOST", "fallen off the bus",
 )
 # NVIDIA/nccl src/include/checks.h: "Cuda failure '<cudaGetErrorString>'" (2.19+: "Cuda failure <n> '<msg>'").
-_NCCL_CUDA = re.compile(r"Cuda failure (?:\d{1,4} )?'(?P<message>[^']{1,120})'")
+_NCCL_CUDA = linear.compile(r"Cuda failure (?:\d{1,4} )?'(?P<message>[^']{1,120})'")
 # The codes a CUDA error of the program is filed under (the runtime's table: code error, GPU not visible,
 # a GPU fault; NCCL's CUDA check; the generic failure and the crash loop that quote the same line).
 CUDA_ERROR_CODES = ("training.code_error", "training.gpu_not_visible", "training.failed", "training.crash_loop",
                     "nccl.invalid_usage", "gpu.unhealthy_device")
 
-_POD = re.compile(r"(?:^|\s)pod/[^/\s]+/(?P<name>[^\s]+)")
-_NODE = re.compile(r"(?:^|\s)node/(?P<name>[^\s]+)")
+_POD = linear.compile(r"(?:^|\s)pod/[^/\s]+/(?P<name>[^\s]+)")
+_NODE = linear.compile(r"(?:^|\s)node/(?P<name>[^\s]+)")
 
 
 @dataclass(frozen=True)

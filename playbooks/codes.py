@@ -59,6 +59,9 @@ CODES: tuple[str, ...] = (
     # An error no more specific code explains, classed by upstream's own tables: the floor under every
     # failure, so that none is silent.
     "training.failed",
+    # The same floor for the cluster's side: a Warning event, a blocking condition, a container reason or a
+    # component's error line no rule explains, quoted with the component that wrote it.
+    "cluster.unrecognised",
     # A container restarting with no more specific cause: the generic fallback among training codes.
     "training.crash_loop",
     "scheduling.insufficient_gpu",

@@ -126,6 +126,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from types import MappingProxyType
 
+from playbooks.failures import components as component_lines
 from playbooks.failures import lines as failure_lines
 from playbooks.fix_values import is_dns1123_label, is_dns1123_subdomain
 from playbooks.signatures import (
@@ -191,8 +192,10 @@ _UNITS: tuple[_Unit, ...] = (
     _Unit(karpenter.SEGMENT_GATES, karpenter.scan_segments),
     *(_rule_unit(rule) for rule in LINE_RULES),
     # Last: failures read by their structure and upstream's tables (playbooks/failures/lines.py), the
-    # floor under every rule.
+    # floor under every rule; then any component's error line or Warning event row, read by its log format
+    # and the cluster's vocabulary (playbooks/failures/components.py), the floor under that.
     _Unit(failure_lines.KEYWORDS, failure_lines.scan),
+    _Unit(component_lines.KEYWORDS, component_lines.scan),
 )
 
 
@@ -205,7 +208,8 @@ def _index(units: tuple[_Unit, ...]) -> tuple[tuple[str, ...], dict[str, tuple[i
 
 
 KEYWORDS, _OWNERS = _index(_UNITS)
-_FAILURE_UNIT = len(_UNITS) - 1
+_FAILURE_UNIT = len(_UNITS) - 2
+_COMPONENT_UNIT = len(_UNITS) - 1
 
 
 @lru_cache(maxsize=1)
@@ -261,6 +265,11 @@ def _unwrap_json(text: str) -> tuple[str, dict[str, str]]:
         if isinstance(record.get(k), str)
     ]
     base = {}
+    # Who wrote the record (zapr's logger, controller-runtime's controller, zap's caller): a rule for one
+    # component's message must not take another component's line that shares a word with it.
+    writer = " ".join(str(record[k]) for k in ("logger", "controller", "caller") if isinstance(record.get(k), str))[:200]
+    if writer:
+        base["writer"] = writer
     for field_name, keys in _JSON_NAMES:
         for key in keys:
             name = _name(record.get(key))
@@ -284,9 +293,10 @@ def scan_line(line: str, *, source: str, lineno: int | None = None, keywords: It
     seen: set[tuple[object, ...]] = set()
     signals: list[Signal] = []
     for i in units:
-        if i == _FAILURE_UNIT and signals:
-            break  # a rule above read this line: the structural reader is only the floor under the rules
-        for hit in _UNITS[i].scan(payload, base):
+        if i >= _FAILURE_UNIT and signals:
+            break  # a rule above read this line: the structural readers are only the floor under the rules
+        # The component reader reads a JSON line whole: its level and writer are fields of the record.
+        for hit in _UNITS[i].scan(text if i == _COMPONENT_UNIT else payload, base):
             key = (hit.code, tuple(sorted(hit.fields.items())))
             if key in seen:
                 continue

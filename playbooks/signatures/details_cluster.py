@@ -235,3 +235,46 @@ NEXT_STEPS: dict[str, str] = {
     "storage.disk_full": "df -h inside the container and on the node, and the pod's ephemeral-storage requests, "
                          "limits and volumes",
 }
+
+
+# Where to look next, per component that wrote the text (the vocabulary entry's own next step wins).
+_LOOK = (
+    ("karpenter", "the Karpenter controller's log around that time (kubectl logs -n kube-system -l app.kubernetes.io/name=karpenter) "
+                  "and the NodeClaim, NodePool and EC2NodeClass it names (kubectl describe)"),
+    ("kubelet", "the node's kubelet log (journalctl -u kubelet on the node) and kubectl describe node"),
+    ("scheduler", "kubectl describe pod (its Events) and the pod's requests, selectors, affinities and tolerations"),
+    ("kernel", "the node's kernel log (dmesg -T, journalctl -k) and the device it names"),
+    ("device", "the device plugin pod's log on that node (kubectl logs -n kube-system -l name=nvidia-device-plugin-ds) "
+               "and kubectl describe node (Capacity and Allocatable)"),
+    ("ec2", "the EC2 error code in the AWS documentation and the IAM role or quota it names"),
+)
+
+
+def unrecognised(view: View) -> str:
+    writer = view.get("writer") or view.get("entry_component") or "a component"
+    said = view.get("message")
+    reason = view.get("reason")
+    meaning = view.get("meaning")
+    head = f"{writer} reported " + (f"{reason}: " if reason else "") + (f"\"{said}\"" if said else "an error") + "."
+    if meaning:
+        owner = {"spec": "the job's own spec", "platform": "the cluster's or the node's configuration",
+                 "capacity": "capacity or a quota", "hardware": "the hardware", "transient": "a transient condition "
+                 "that retries on its own"}.get(view.get("owner"), "")
+        return (f"{head} {meaning}" + (f" Whose move: {owner}." if owner else "") +
+                f" Next: {view.get('next') or _next(writer)}." +
+                (f" What would confirm it: {view.get('upgrade')}." if view.get("upgrade") else ""))
+    return (f"{head} No rule of gpubot explains this message, so it is quoted as the cluster wrote it: it is the "
+            f"best evidence there is. Next: read {_next(writer)}.")
+
+
+def _next(writer: str) -> str:
+    low = writer.lower()
+    for word, where in _LOOK:
+        if word in low:
+            return where
+    return "the log of the component that wrote it and kubectl describe of the object it names"
+
+
+WRITERS["cluster.unrecognised"] = unrecognised
+NEXT_STEPS["cluster.unrecognised"] = ("the full log of the component that wrote the message around that time, and "
+                                      "kubectl describe of the object it names")

@@ -24,6 +24,21 @@ def go_duration_seconds(text: str) -> float:
     return sum(float(n) * _UNIT_SECONDS[u] for n, u in _GO_DURATION_PART.findall(text))
 
 
+# Karpenter's controllers (controller-runtime names them: nodeclass, nodeclaim.lifecycle, provisioner ...;
+# kubernetes-sigs/karpenter pkg/operator/logging) call EC2 with the Karpenter controller role, not the node role:
+# their UnauthorizedOperation is that role's missing permission, which AmazonEKS_CNI_Policy does not touch.
+_NOT_IPAMD_WRITERS = ("controller", "karpenter", "provisioner", "nodeclass", "nodeclaim", "disruption", "ebs", "csi")
+
+
+def _ipamd_unauthorized(fields: dict[str, str], text: str) -> Verdict | None:
+    writer = fields.get("writer", "").lower()
+    if writer and "ipamd" not in writer and any(word in writer for word in _NOT_IPAMD_WRITERS):
+        return None
+    if "assumed-role/" in text and "karpenter" in text.lower():
+        return None
+    return Verdict(fields={"problem": "UnauthorizedOperation"})
+
+
 def _slow_pull(fields: dict[str, str], text: str) -> Verdict | None:
     pulled = go_duration_seconds(fields.get("pulled_in", ""))
     waited = go_duration_seconds(fields.get("including_waiting", ""))
@@ -137,7 +152,7 @@ RULES: tuple[Rule, ...] = (
         keywords=("UnauthorizedOperation",),
         unless=("could not create volume", "failed to provision volume"),  # the EBS CSI driver: volumes.py
         extract=(linear.compile(r"(?P<operation>(?:AssignPrivateIpAddresses|AttachNetworkInterface|CreateNetworkInterface|DescribeNetworkInterfaces|DescribeInstances|CreateTags|AssignIpv6Addresses)\b)"),),
-        refine=lambda f, t: Verdict(fields={"problem": "UnauthorizedOperation"}),
+        refine=_ipamd_unauthorized,
         fields_doc="problem (UnauthorizedOperation), operation (EC2 API call, when named)",
         example='{"level":"error","ts":"2026-01-01T00:00:00.000Z","caller":"ipamd/ipamd.go:512","msg":"Failed to call ec2:CreateNetworkInterface: UnauthorizedOperation: You are not authorized to perform this operation."}',
     ),

@@ -1,0 +1,319 @@
+"""Error lines of every component on a GPU node, read by the structure of their log format.
+
+``lines.py`` reads what a training process prints; this reader knows how the other components write an
+error: the log formats of the stack, each from its upstream definition, and the rows of ``kubectl``'s event
+listings. A line whose format marks it as an error (or a Warning event row, whatever its reason) is looked up
+in the cluster's vocabulary (``playbooks/vocabulary``: Kubernetes, Karpenter, EC2, the GPU stack and the batch
+layers, generated from their source) with the component that wrote it; what no entry and no rule explains is
+still a finding, ``cluster.unrecognised``, quoting the line and naming its writer (docs/findings.md: no
+silence on a failure, from any component).
+
+=================================  ==========================================================  ===============
+format                             example                                                     error when
+=================================  ==========================================================  ===============
+klog / glog header                 ``E0912 22:47:27.562891 1849 kubelet.go:2451] "msg" k=v``   ``E``, ``F``
+zap / logr / logrus JSON           ``{"level":"ERROR","logger":"controller",...}``             error, dpanic,
+                                                                                               panic, fatal
+logfmt                             ``time=... level=error msg="..." err="..."``                error, fatal
+Go runtime                         ``panic: ...``, ``fatal error: ...``                        always
+Python logging                     ``2024-01-01 10:00:00,123 - x - ERROR - msg``, ``ERROR:x:``  ERROR, CRITICAL
+syslog / journald                  ``Nov 12 10:00:00 ip-10-0-1-2 kubelet[1849]: E1112 ...``    the inner line
+kernel ring buffer                 ``[ 123.456] NVRM: ...``, ``mlx5_core 0000:...: ... err``    an error word
+kubectl get events                 ``5m  Warning  FailedMount  pod/x  MountVolume.SetUp ...``  ``Warning``
+kubectl describe Events            ``  Warning  FailedMount  3m (x5 over 10m)  kubelet  ...``    ``Warning``
+launchers                          ``srun: error: node: task 3: Exited with exit code 1``      always
+                                   ``mpirun noticed that process rank 3 ... exited on signal``
+=================================  ==========================================================  ===============
+
+Sources: kubernetes/klog klog.go ``formatHeader`` (``Lmmdd hh:mm:ss.uuuuuu threadid file:line]``) and
+textlogger; go.uber.org/zap zapcore/level.go (``debug info warn error dpanic panic fatal``);
+go-logr/zapr (Karpenter and the AWS controllers log through it: ``"level":"ERROR"``, ``logger``,
+``controller``); sirupsen/logrus text_formatter.go (``level=error``); Go runtime/panic.go (``panic: ``) and
+runtime/error.go (``fatal error: ``); CPython Lib/logging/__init__.py (``%(levelname)s``); RFC 3164 / 5424
+(syslog's ``MMM dd hh:mm:ss host tag[pid]:`` and ``<PRI>``); Linux printk (``[seconds.micros]``);
+kubectl pkg/cmd/get (event columns) and pkg/describe/describe.go ``DescribeEvents`` (``Type Reason Age From
+Message``); SchedMD slurm src/srun ``srun: error: %s: task %d: Exited with exit code %d``; Open MPI
+orte/mca/errmgr help text (``mpirun noticed that process rank %d with PID %d on node %s exited on signal``).
+
+A warning-level line is not a failure; a normal-level vocabulary entry is routine whatever its level word.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+from playbooks import linear, vocabulary
+from playbooks.signatures.model import Hit
+
+CODE = "cluster.unrecognised"
+TRAINING = "training.failed"
+
+# Words whose presence lets a line reach this reader (the catalogue's substring gate). Each format above
+# holds one of them.
+KEYWORDS: tuple[str, ...] = (
+    ".go:", '"level"', "level=", "panic: ", "fatal error: ", "ERROR", "CRITICAL", "FATAL", "Warning",
+    "NVRM:", "mlx5", "efa ", "efa:", "srun: error", "mpirun noticed", "non-zero exit", "lvl=",
+    '"severity"',
+)
+
+_KLOG = linear.compile(
+    r"^(?P<level>[IWEF])\d{4} \d{2}:\d{2}:\d{2}\.\d{1,9}\s{1,12}\d{1,10} (?P<file>[\w./-]{1,200}):\d{1,7}\] ?(?P<message>.*)$")
+_SYSLOG = linear.compile(
+    r"^(?:<(?P<pri>\d{1,3})>)?(?:[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2}|\d{4}-\d{2}-\d{2}T[\d:.]{8,20}(?:Z|[+-]\d{2}:?\d{2})?) "
+    r"(?P<host>[\w.-]{1,253}) (?P<tag>[\w./@-]{1,64})(?:\[\d{1,10}\])?: (?P<message>.*)$")
+_PRINTK = linear.compile(r"^(?:<\d>)?\[\s{0,12}\d{1,10}\.\d{1,9}\] (?P<message>.*)$")
+_KERNEL_SOURCE = linear.compile(r"^(?P<who>NVRM|mlx5_core|mlx5_ib|efa|nvidia(?:-[a-z]+)?|ib_core|nvme\d*|EDAC)\b")
+_KERNEL_ERROR = linear.compile(
+    r"(?i)\b(?:error|err|fail(?:ed|ure)?|fault|timeout|timed out|unrecoverable|fatal|xid|abort|cannot|unable|lost|down|reset)\b")
+_LOGFMT_LEVEL = linear.compile(r'(?:^|\s)(?:level|lvl)=(?P<level>"?[A-Za-z]{3,9}"?)(?:\s|$)')
+_LOGFMT_FIELD = linear.compile(r'(?:^|\s)(?P<key>msg|message|err|error|caller|logger|component|controller)=(?P<value>"(?:[^"\\]|\\.){0,1000}"|\S{1,1000})')
+_PANIC = linear.compile(r"^(?P<kind>panic|fatal error): (?P<message>.+)$")
+_PY_LOGGING = linear.compile(
+    r"^(?:\[?\d{4}-\d{2}-\d{2}[ T][\d:,.]{8,15}\]?\s{1,4}(?:-\s{1,4})?)?(?:\[?(?P<logger>[\w.-]{1,80})\]?\s{1,4}(?:-\s{1,4})?)?"
+    r"\[?(?P<level>ERROR|CRITICAL|FATAL)\]?(?:\s{1,4}-\s{1,4}|:(?:[\w.-]{1,80}:)?|\s{1,4})(?P<message>.+)$")
+_EVENT_ROW = linear.compile(
+    r"(?:^|\s)Warning\s{1,40}(?P<reason>[A-Z][A-Za-z]{2,80})\s{1,40}(?P<object>[a-z][\w.-]{0,80}/[\w.:-]{1,253})\s{1,40}(?P<message>\S.*)$")
+_DESCRIBE_EVENT = linear.compile(r"^\s{0,8}Warning\s{2,40}(?P<rest>[A-Z]\S{2,80}\s{2,}.+)$")
+_COLUMNS = linear.compile(r"\s{2,}")
+_SRUN = linear.compile(r"srun: error: (?P<host>[\w.-]{1,253}): tasks? (?P<task>[\d,-]{1,40}): (?P<message>.{1,400})$")
+_MPIRUN = linear.compile(
+    r"mpirun noticed that process rank (?P<rank>\d{1,6}) with PID (?P<pid>\d{1,10}) on node (?P<host>\S{1,253}) exited on signal (?P<signal>\d{1,3})(?: \((?P<name>[^)]{1,40})\))?")
+_MPI_EXIT = linear.compile(r"Primary job\s{1,4}terminated normally, but (?P<count>\d{1,6}) process(?:es)? returned\s{0,4}a non-zero exit code")
+# An AWS API error code in a message: ``UnauthorizedOperation: ...``, ``(InsufficientInstanceCapacity)``,
+# ``api error InvalidParameterValue:``, ``Code: VcpuLimitExceeded`` (aws-sdk-go-v2 smithy's ``api error %s: %s``).
+_AWS_CODE = linear.compile(r"(?:^|[\s\"'(:,=])(?P<code>[A-Z][a-z]{1,30}(?:[A-Z][a-z0-9]{1,30}){1,8}(?:\.[A-Z][A-Za-z]{1,40}){0,2})\b")
+
+_ERROR_LEVELS = frozenset(("error", "err", "dpanic", "panic", "fatal", "critical", "crit", "alert", "emerg", "emergency"))
+_WARNING_LEVELS = frozenset(("warn", "warning"))
+_JSON_MESSAGE = ("msg", "message", "MESSAGE")
+_JSON_ERROR = ("error", "err", "stacktrace_first")
+_JSON_WRITER = ("logger", "controller", "component", "caller", "source", "name", "SYSLOG_IDENTIFIER", "_COMM")
+# klog's file names that say which component wrote the line (kubernetes/kubernetes pkg/kubelet, pkg/scheduler ...).
+_KLOG_FILES = (
+    ("kubelet", "kubelet"), ("kuberuntime", "kubelet"), ("eviction", "kubelet"), ("volume", "kubelet"),
+    ("csi", "kubelet"), ("cri", "kubelet"), ("schedule", "kube-scheduler"), ("framework", "kube-scheduler"),
+    ("reflector", "client-go"), ("leaderelection", "client-go"), ("plugin", "device plugin"),
+)
+
+
+def _writer_of_klog(path: str) -> str:
+    name = path.rsplit("/", 1)[-1].lower()
+    for part, who in _KLOG_FILES:
+        if part in name or part in path.lower():
+            return who
+    return name.rsplit(".", 1)[0]
+
+
+class _Line:
+    __slots__ = ("level", "message", "writer", "format", "reason", "obj", "fields")
+
+    def __init__(self, level: str, message: str, writer: str, fmt: str, reason: str = "", obj: str = "",
+                 fields: dict[str, str] | None = None) -> None:
+        self.level, self.message, self.writer, self.format = level, message, writer, fmt
+        self.reason, self.obj, self.fields = reason, obj, fields or {}
+
+
+def _unquote(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] == '"':
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value[1:-1]
+    return value
+
+
+def _json(text: str) -> _Line | None:
+    try:
+        record = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(record, dict):
+        return None
+    level = ""
+    for key in ("level", "severity", "lvl", "levelname", "PRIORITY"):
+        value = record.get(key)
+        if isinstance(value, str) and value:
+            level = value.lower()
+            break
+        if key == "PRIORITY" and isinstance(value, int):
+            level = "error" if value <= 3 else "info"
+    if level.isdigit():
+        level = "error" if int(level) <= 3 else "info"
+    parts = [str(record[k]) for k in _JSON_MESSAGE if record.get(k)]
+    parts += [str(record[k]) for k in _JSON_ERROR if record.get(k) and str(record[k]) not in parts]
+    writer = " ".join(str(record[k]) for k in _JSON_WRITER if isinstance(record.get(k), str))
+    return _Line(level, ": ".join(parts), writer, "json")
+
+
+def _logfmt(text: str) -> _Line | None:
+    found = _LOGFMT_LEVEL.search(text)
+    if found is None:
+        return None
+    fields = {m.group("key"): _unquote(m.group("value")) for m in _LOGFMT_FIELD.finditer(text)}
+    parts = [fields[k] for k in ("msg", "message", "err", "error") if fields.get(k)]
+    writer = " ".join(fields[k] for k in ("logger", "component", "controller", "caller") if fields.get(k))
+    return _Line(found.group("level").strip('"').lower(), ": ".join(parts) or text, writer, "logfmt")
+
+
+def read(text: str, depth: int = 0) -> _Line | None:
+    """The level, message and writer of one line in a known format, or None."""
+    text = text.strip()
+    if not text or depth > 3:
+        return None
+    if text.startswith("{"):
+        return _json(text)
+    found = _KLOG.match(text)
+    if found is not None:
+        if not found.group("file").endswith(".go"):
+            return None  # glog from C++ or Python (PyTorch's c10 logging, torch elastic): lines.py reads those
+        return _Line({"E": "error", "F": "fatal", "W": "warning", "I": "info"}[found.group("level")],
+                     found.group("message"), _writer_of_klog(found.group("file")), "klog")
+    found = _SYSLOG.match(text)
+    if found is not None:
+        inner = read(found.group("message"), depth + 1)
+        tag = found.group("tag")
+        if inner is not None:
+            inner.writer = inner.writer or tag
+            return inner
+        pri = found.group("pri")
+        if pri is not None and int(pri) % 8 <= 3:
+            return _Line("error", found.group("message"), tag, "syslog")
+        if tag == "kernel":
+            return _kernel(found.group("message"))
+        return None
+    found = _PRINTK.match(text)
+    if found is not None:
+        return _kernel(found.group("message"))
+    if text.startswith("kernel: "):
+        return _kernel(text[8:])
+    found = _PANIC.match(text)
+    if found is not None:
+        return _Line("fatal", text, "", "go runtime")
+    found = _DESCRIBE_EVENT.match(text)
+    if found is not None:
+        columns = _COLUMNS.split(found.group("rest"), 3)  # Reason, Age, From, Message (describe.go DescribeEvents)
+        if len(columns) == 4:
+            return _Line("warning-event", columns[3], columns[2], "describe", reason=columns[0])
+    if "Warning" in text:
+        found = _EVENT_ROW.search(text)
+        if found is not None:
+            return _Line("warning-event", found.group("message"), "", "events", reason=found.group("reason"),
+                         obj=found.group("object"))
+    if "level=" in text or "lvl=" in text:
+        line = _logfmt(text)
+        if line is not None:
+            return line
+    found = _PY_LOGGING.match(text)
+    if found is not None:
+        return _Line(found.group("level").lower(), found.group("message"), found.group("logger") or "", "python logging")
+    return None
+
+
+def _kernel(message: str) -> _Line | None:
+    found = _KERNEL_SOURCE.match(message)
+    if found is None or _KERNEL_ERROR.search(message) is None:
+        return None
+    return _Line("error", message, f"kernel {found.group('who')}", "kernel")
+
+
+def scan(text: str, base: dict[str, str]) -> Iterator[Hit]:
+    """The catalogue's unit: at most one Hit for a component's error line (the floor under every rule)."""
+    launcher = _launcher(text)
+    if launcher is not None:
+        yield Hit(launcher.code, launcher.severity, launcher.confidence, launcher.title, {**base, **launcher.fields})
+        return
+    line = read(text)
+    if line is None:
+        return
+    if line.level in _WARNING_LEVELS or not (line.level in _ERROR_LEVELS or line.level == "warning-event"):
+        return
+    hit = classify(line)
+    if hit is not None:
+        yield Hit(hit.code, hit.severity, hit.confidence, hit.title, {**base, **hit.fields})
+
+
+def classify(line: _Line) -> Hit | None:
+    """What an error line (or Warning event) says, by the vocabulary; the floor when no entry explains it."""
+    message = line.message.strip()
+    if not message:
+        return None
+    writer = line.writer or line.obj.split("/", 1)[0]
+    entry = None
+    if line.reason:
+        entry = vocabulary.by_reason(line.reason, message, component=writer or None)
+    if entry is None:
+        entry = vocabulary.by_message(message, component=writer or None)
+    aws = _aws_code(message, writer)
+    if aws is not None and (entry is None or entry.code is None):
+        entry = aws
+    fields = {"message": _quote(message), "writer": writer or "", "format": line.format}
+    if line.reason:
+        fields["reason"] = line.reason
+    if line.obj:
+        fields["object"] = line.obj
+    fatal = line.level in ("fatal", "panic", "dpanic", "critical", "crit", "alert", "emerg", "emergency")
+    who = _who(writer, line)
+    if entry is not None:
+        if entry.level == "normal":
+            return None
+        fields.update({"meaning": entry.meaning, "next": entry.next, "owner": entry.owner,
+                       "upgrade": entry.upgrade, "entry_component": entry.component, "table": entry.table})
+        if entry.reason:
+            fields.setdefault("reason", entry.reason)
+        if entry.code and entry.code != CODE:
+            severity = "error" if entry.level == "error" else "warning"
+            return Hit(entry.code, severity, "medium" if entry.owner != "transient" else "low",
+                       f"{who} says: {_quote(message, 160)} ({entry.meaning})", fields)
+        severity = "error" if (entry.level == "error" and line.level != "warning-event") or fatal else "warning"
+        if line.level == "warning-event" and entry.level == "error":
+            severity = "error"
+        return Hit(CODE, severity, "low", f"{who} reported {entry.reason or 'an error'}: {entry.meaning}", fields)
+    severity = "error" if fatal else "warning"
+    what = f"a Warning event {line.reason}" if line.reason else f"{'an' if line.level[:1] in 'aeiou' else 'a'} {line.level}-level line"
+    return Hit(CODE, severity, "low", f"{who} wrote {what} no rule explains: {_quote(message, 160)}", fields)
+
+
+def _who(writer: str, line: _Line) -> str:
+    if writer:
+        return writer.split()[0] if line.format == "json" and " " in writer else writer
+    return {"events": "The cluster", "describe": "The cluster", "kernel": "The kernel", "go runtime": "A Go program"}.get(
+        line.format, "A component")
+
+
+def _aws_code(message: str, writer: str):
+    if "Operation" not in message and "Exceeded" not in message and "Capacity" not in message and "Invalid" not in message \
+            and "Unsupported" not in message and "NotFound" not in message and "Limit" not in message and "Unauthorized" not in message:
+        return None
+    for found in _AWS_CODE.finditer(message):
+        entry = vocabulary.code_entry(found.group("code"), component=writer or None)
+        if entry is not None:
+            return entry
+    return None
+
+
+def _quote(text: str, limit: int = 240) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _launcher(text: str) -> Hit | None:
+    """A launcher's own report that a task failed: the floor for training text (the task's output says why)."""
+    found = _SRUN.search(text)
+    if found is not None:
+        return Hit(TRAINING, "error", "low",
+                   f"srun: task {found.group('task')} on {found.group('host')} failed ({_quote(found.group('message'), 120)}): its own output before this names the error",
+                   {"host": found.group("host"), "message": _quote(text), "kind": "exit", "launcher": "srun"})
+    found = _MPIRUN.search(text)
+    if found is not None:
+        signal = found.group("name") or f"signal {found.group('signal')}"
+        code, confidence = ("training.terminated", "medium") if found.group("signal") in ("9", "15") else (TRAINING, "low")
+        return Hit(code, "error", confidence,
+                   f"mpirun: rank {found.group('rank')} on {found.group('host')} was ended by {signal}",
+                   {"rank": found.group("rank"), "host": found.group("host"), "signal": {"9": "SIGKILL", "15": "SIGTERM"}.get(found.group("signal"), signal),
+                    "message": _quote(text), "launcher": "mpirun"})
+    found = _MPI_EXIT.search(text)
+    if found is not None:
+        return Hit(TRAINING, "error", "low",
+                   f"mpirun: {found.group('count')} process(es) returned a non-zero exit code: their own output names the error",
+                   {"message": _quote(text), "kind": "exit", "launcher": "mpirun"})
+    return None

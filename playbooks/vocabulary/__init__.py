@@ -107,6 +107,15 @@ def _same_component(entry_component: str, writer: str) -> bool:
     return a == b or a in b or b in a
 
 
+_VERB = linear.compile(r"%[-+ #0-9.*]{0,8}[a-zA-Z%]")
+
+
+@lru_cache(maxsize=None)
+def _literal(e: Entry) -> int:
+    """How many characters of the format are its own words: the more, the more specific."""
+    return len(_VERB.sub("", e.message))
+
+
 def by_reason(reason: str, message: str = "", component: str | None = None) -> Entry | None:
     """The entry for an event, condition or container reason: the one whose format matches the message
     when there is one, else the writer's own entry for that reason, else any entry for it."""
@@ -114,9 +123,12 @@ def by_reason(reason: str, message: str = "", component: str | None = None) -> E
     if not candidates:
         return None
     if message:
-        for e in candidates:
-            if e.message and _compiled(e.pattern).search(message):
-                return e
+        matching = [e for e in candidates if e.message and _compiled(e.pattern).search(message)]
+        if matching:
+            # The most literal format wins ("object %q/%q not registered" over "MountVolume.SetUp failed for
+            # volume %q : %v"); the writer's own entry on a tie.
+            best = max(_literal(e) for e in matching)
+            return next(e for e in matching if _literal(e) == best)
     return candidates[0]
 
 
@@ -142,7 +154,8 @@ def by_message(text: str, component: str | None = None) -> Entry | None:
             break
     if not found:
         return None
-    return _own_first(found, component)[0]
+    best = max(_literal(e) for e in found)
+    return _own_first([e for e in found if _literal(e) == best] + [e for e in found if _literal(e) != best], component)[0]
 
 
 def code_entry(code: str, component: str | None = None) -> Entry | None:

@@ -13,15 +13,16 @@ Tables and where each comes from (no GPU and no network needed; every input is c
 - nccl_results.json: every ncclResult_t (NVIDIA/nccl src/nccl.h.in of the newest tag read) with
   ncclGetErrorString's text as NCCL 2.28.9 printed it on that machine (results NCCL 2.28.9 lacks take
   the text of src/init.cc).
-- nccl_warnings.json: the WARN(...) formats of NCCL's bootstrap, socket, net, IB, p2p, shm, proxy and
-  init sources and of include/checks.h / cudawrap.h, over the tags in NCCL_TAGS, each turned into an RE2
-  pattern; snapshot in scripts/gpu_failures/upstream/nccl.json.
+- nccl_warnings.json: the WARN(...) formats of every NCCL source file under src/ (.cc, .h, .cu, .cpp),
+  over the tags in NCCL_TAGS, each turned into an RE2 pattern; snapshot in
+  scripts/gpu_failures/upstream/nccl.json.
 - errno.json, signals.json: every errno and signal Python's errno / signal modules know, with
   os.strerror / signal.strsignal texts (glibc's); snapshot in upstream/python_errno_signals.json.
 - exceptions.json: Python's builtin exception classes (same snapshot) and those of PyTorch, Triton, CuPy,
   JAX, safetensors, huggingface_hub listed in upstream/exceptions.json (read from their source).
-- xid.json: upstream/xid_catalogue.json (NVIDIA's Xid catalogue, transcribed) and the Xids the NVIDIA
-  device plugin treats as application errors (NVIDIA/k8s-device-plugin internal/rm/health.go, snapshot
+- xid.json: upstream/xid_catalogue.json (NVIDIA's Xid catalogue, every row, transcribed), each Xid's
+  action with its action_source (nvidia: the catalogue's Immediate Action; gpubot: XID_RULES' reading,
+  with the reason), and the Xids the NVIDIA device plugin treats as application errors (NVIDIA/k8s-device-plugin internal/rm/health.go, snapshot
   in upstream/k8s_device_plugin.json).
 
 The classing rules (which class and finding code each entry gets, and the sentence saying what it means
@@ -64,9 +65,9 @@ GENERATOR = "scripts/gen_failure_tables.py"
 # remote peer %s" in 2.21; "Error: network %s not found." left plugin/net.cc after 2.26).
 NCCL_TAGS = ("v2.14.3-1", "v2.18.6-1", "v2.19.4-1", "v2.20.5-1",
              "v2.21.5-1", "v2.26.6-1", "v2.27.7-1", "v2.28.9-1", "v2.30.7-1")
-NCCL_FILES = re.compile(
-    r"^src/(bootstrap\.cc|misc/socket\.cc|misc/shmutils\.cc|net\.cc|plugin/net\.cc|proxy\.cc|init\.cc"
-    r"|transport/(net[^/]*\.cc|net_ib/[^/]*\.cc|p2p\.cc|shm\.cc)|include/(checks\.h|cudawrap\.h|alloc\.h))$")
+# Every source file of src/ (2.28.9 has WARN( sites in some 90 files: enqueue.cc, graph/*.cc, register/*.cc,
+# device/*.h, ras/*.cc ... besides the transports): a message from any of them can be the one a job printed.
+NCCL_FILES = re.compile(r"^src/.+\.(cc|h|cu|cpp)$")
 
 CLASSES = ("hardware", "code", "data", "resources", "environment", "image", "network", "distributed",
            "storage", "permission", "external", "internal", "benign")
@@ -325,9 +326,47 @@ NCCL_WARN_RULES: tuple[tuple[str, str | None, tuple[str, ...], str], ...] = (
     ("code", "nccl.invalid_usage", ("duplicate gpu detected", "multiple ranks are using the same gpu",
                                     "invalid rank requested", "invalid device count", "improper usage",
                                     "mismatched nccl version", "before the previous operation returned",
-                                    "invalid arguments comm"),
+                                    "invalid arguments comm", "nccl version mismatch with remote peer",
+                                    "compiled with nccl version", "compiled with too old version of nccl",
+                                    "multiple ranks using the same nvml device"),
      "NCCL refused the job's configuration: more ranks than GPUs in the pod, two ranks on one GPU, or "
      "mismatched NCCL builds across ranks."),
+    # NCCL_ALGO / NCCL_PROTO leave no algorithm for the collective (src/enqueue.cc; since 2.28 the message
+    # names the variables and NCCL returns ncclInvalidUsage for them, src/graph/tuning.cc prints
+    # "NCCL_ALGO set by environment to %s" at INFO): the setting, not a peer, is the cause.
+    ("environment", "nccl.network_config", ("no algorithm/protocol available", "ignoring nccl_algo"),
+     "NCCL found no algorithm/protocol for the collective: NCCL_ALGO / NCCL_PROTO (named in the message since "
+     "2.28, or in an INFO line 'NCCL_ALGO set by environment to ...') exclude every algorithm this topology "
+     "supports (NVLS needs NVSwitch, CollNet needs SHARP): unset them or pick one the topology has; with neither "
+     "set it is an internal NCCL error."),
+    # The node's driver, CUDA or NVML libraries as NCCL loads them (src/misc/cudawrap.cc, nvmlwrap.cc,
+    # strongstream.cc): the image's or the node's set-up.
+    ("environment", "training.gpu_not_visible", ("cuda driver version found is", "minimum requirement is",
+                                                 "installed cuda driver is older", "failed to find cuda library",
+                                                 "failed to load cuda missing symbol", "libnvidia-ml.so",
+                                                 "requires cuda driver"),
+     "NCCL cannot use the node's NVIDIA driver from this container: the driver is older than NCCL or the image's "
+     "CUDA needs, or the driver libraries (libcuda, libnvidia-ml) are not mounted (no NVIDIA runtime, no "
+     "nvidia.com/gpu limit)."),
+    # Multi-node NVLink, NVLink SHARP and the topology files NCCL was told to read: the node's configuration.
+    ("environment", None, ("imex", "nvlink sharp", "xml topology file", "xml graph file", "xml parse",
+                           "xml topology has wrong version", "xml graph has wrong version", "nccl_topo_file"),
+     "The node's GPU fabric set-up (IMEX channels for multi-node NVLink, Fabric Manager for NVLink SHARP) or a "
+     "topology file NCCL was told to read (NCCL_TOPO_FILE, NCCL_GRAPH_FILE) does not fit: fix the node's "
+     "configuration or unset the variable (NCCL_MNNVL_ENABLE=0, NCCL_NVLS_ENABLE=0 to do without)."),
+    ("hardware", None, ("probably due to a hardware issue",),
+     "NCCL found NVLink-connected GPUs that cannot reach each other peer to peer: a hardware or driver fault of "
+     "the node; check nvidia-smi topo -m and the node's Xids, and replace the instance if it persists."),
+    # API misuse caught by src/misc/argcheck.cc, src/enqueue.cc and src/group.cc: the job's code.
+    ("code", "nccl.invalid_usage", ("argument is null", "invalid root", "invalid type %d", "invalid reduction operation",
+                                    "is not a valid pointer", "mismatchs with nccl device", "without a matching",
+                                    "not in a group call", "are not allowed in the same group",
+                                    "must be initialized via", "not initialized via", "ncclredopdestroy",
+                                    "unknown to this communicator", "does not match type given to reduction",
+                                    "fp8 reduction support begins", "either none or all communicators",
+                                    "must either be all uncaptured"),
+     "The job called NCCL wrongly (a NULL or foreign buffer, a bad root, datatype or reduction, mismatched group "
+     "calls): a bug in the job's distributed code or a library it uses."),
     ("distributed", "nccl.peer_unresponsive", ("connection closed by remote peer", "message truncated",
                                                "remote process exited", "got completion from peer",
                                                "closed by remote"),
@@ -346,13 +385,29 @@ NCCL_WARN_RULES: tuple[tuple[str, str | None, tuple[str, ...], str], ...] = (
                            "failed to cuda", "allocation failed", "unable to create thread context"),
      "A system or allocation call inside NCCL failed: the quoted strerror (see the errno table) says what "
      "the node or pod lacks."),
+    # Libraries NCCL opens at run time (src/misc/ibvwrap.cc, mlx5dvwrap.cc, gdrwrap.cc): the image or the node.
+    ("environment", None, ("dlsym failed", "dlvsym failed", "lib wrapper not initialized", "gdrcopy", "gdr_",
+                           "failed to open %s"),
+     "A library NCCL loads at run time (libibverbs, libmlx5, GDRCopy) is missing or failed in this image or on "
+     "this node: install it in the image or disable the feature (NCCL_GDRCOPY_ENABLE=0, NCCL_IB_DISABLE=1)."),
+    ("resources", None, ("returned null", "failed to allocate"),
+     "A host memory allocation inside NCCL failed: the container is at its memory limit; raise the limit or "
+     "lower what the job holds in host memory."),
     ("distributed", None, ("bootstrap", "proxy", "rank", "comm ", "communicator", "peer"), _NCCL_COORDINATION),
 )
 NCCL_WARN_DEFAULT = ("internal", None, "An internal check of NCCL failed, usually after an earlier error: "
                      "read the first WARN line of the first failing rank.")
 
 
-def classify_warn(fmt: str) -> tuple[str, str | None, str]:
+# src/os/windows*.cc (2.30+) is NCCL's Windows build: a Linux pod never prints its formats.
+_WINDOWS_ONLY = re.compile(r"^v[^:]+:src/os/windows[^/]*$")
+NCCL_WARN_WINDOWS = ("environment", None, "Printed only by NCCL's Windows build (src/os/windows*.cc): not from a "
+                     "Linux node; read the first WARN line of the first failing rank.")
+
+
+def classify_warn(fmt: str, where: list[str] | None = None) -> tuple[str, str | None, str]:
+    if where and all(_WINDOWS_ONLY.match(w.rsplit(":", 1)[0]) for w in where):
+        return NCCL_WARN_WINDOWS
     low = fmt.lower()
     for klass, code, words, meaning in NCCL_WARN_RULES:
         if any(w in low for w in words):
@@ -366,7 +421,7 @@ def nccl_warnings_table(nccl: dict) -> dict:
         fmt = w["format"]
         if sum(c.isalpha() for c in _CONV.sub("", fmt)) < _MIN_LETTERS:
             continue
-        klass, code, meaning = classify_warn(fmt)
+        klass, code, meaning = classify_warn(fmt, w["where"])
         rows.append(entry(name=fmt, message=fmt, klass=klass, meaning=meaning, code=code,
                           pattern=format_to_pattern(fmt), sample=sample_of(fmt), where=w["where"]))
     tags = ", ".join(f"{t} ({nccl['commits'][t][:12]})" for t in nccl["tags"])
@@ -712,62 +767,150 @@ def exceptions_table(snapshot: dict, listed: dict) -> dict:
 
 
 # ---------------------------------------------------------------------------------------------- Xid
-# What the operator does, by Xid. Application Xids (the device plugin's list) affect only the process
-# that faulted; 94 (contained ECC) likewise ends only the faulting application; 63 records a row remap
-# or retired page that takes effect at the next GPU reset (NVIDIA's row remapping guide); 154 says which
-# recovery the driver now wants, in the line itself.
-XID_RULES: dict[int, tuple[str, str, str]] = {
+# NVIDIA's immediate action (the catalogue's "Resolution Bucket (Immediate Action)") read as what the operator
+# of an EKS node does. Only these buckets have a direct reading; the others (WORKFLOW_*, RESTART_BM,
+# CHECK_MECHANICALS, UPDATE_SWFW, CHECK_UVM, XID_154, none given) need this project's reading, in XID_RULES.
+NVIDIA_ACTIONS = {"RESTART_APP": "restart_app", "RESET_GPU": "reset_gpu", "IGNORE": "none",
+                  "CONTACT_SUPPORT": "investigate", "RESTART_VM": "reboot"}
+XID_ACTIONS = ("none", "restart_app", "reset_gpu", "drain", "reboot", "investigate")
+# Kind and meaning of an Xid this table does not describe one by one, by its action.
+XID_DEFAULT_KIND = {"restart_app": "application", "reset_gpu": "driver", "none": "informational",
+                    "investigate": "driver", "reboot": "driver", "drain": "hardware"}
+XID_DEFAULT_MEANING = {
+    "restart_app": "Only the application whose channel or engine faulted is affected: restart it; the GPU stays in "
+                   "service.",
+    "reset_gpu": "The GPU needs a reset before it is trusted again: drain the node when the job allows and reset the "
+                 "GPU; replace the instance if it repeats.",
+    "none": "Nothing failed that needs action: the error before it, if any, decides.",
+    "investigate": "NVIDIA lists it as unused on Ampere and newer GPUs and asks to contact support: read dmesg and "
+                   "nvidia-smi -q before acting, and report it with an nvidia-bug-report.",
+    "reboot": "The driver needs the node restarted: drain it and reboot or replace it.",
+    "drain": "The GPU cannot be trusted: drain the node and replace the instance.",
+}
+# Xids described one by one: (kind, action, meaning, why gpubot's action differs from or adds to NVIDIA's;
+# None when the action is NVIDIA's own). Application Xids (the device plugin's list) affect only the process
+# that faulted; 94 (contained ECC) ends only the faulting application; 63 records a row remap that takes
+# effect at the next GPU reset (NVIDIA's row remapping guide); 154 says which recovery the driver now wants,
+# in the line itself.
+_PLUGIN = ("NVIDIA's device plugin treats it as the application's (internal/rm/health.go ignores it for GPU "
+           "health): the process that faulted ends, the GPU stays in service")
+# NVIDIA's RESET_GPU where the GPU is unusable until the reset: gpubot's reset_gpu waits for a convenient time.
+_NOW = ("NVIDIA's RESET_GPU must happen before any job uses the GPU again, while gpubot's reset_gpu waits for a "
+        "convenient time; on EKS draining the node and replacing the instance is that reset, now")
+XID_RULES: dict[int, tuple[str, str, str, str | None]] = {
     8: ("application", "restart_app", "The GPU stopped processing the application's work (a hang or timeout of "
-                                      "its kernels): restart the job; the GPU stays in service."),
+                                      "its kernels): restart the job; the GPU stays in service.", None),
     11: ("application", "restart_app", "The application sent a corrupt command stream: restart it; the GPU stays "
-                                       "in service."),
+                                       "in service.", None),
     13: ("application", "restart_app", "A graphics engine exception from the job's kernel (out-of-range access, "
-                                       "illegal instruction): a fault of the job's CUDA code; restart it."),
+                                       "illegal instruction): a fault of the job's CUDA code; restart it.", None),
     31: ("application", "restart_app", "A GPU memory page fault from the job's kernel (illegal address): a fault "
-                                       "of the job's CUDA code; restart it."),
-    32: ("driver", "restart_app", "A corrupt push buffer stream (PBDMA error): restart the job; drain the node if "
-                                  "it repeats."),
-    38: ("driver", "reset_gpu", "The driver's firmware failed: reset the GPU (drain the node when the job allows)."),
+                                       "of the job's CUDA code; restart it.", None),
+    32: ("driver", "restart_app", "A corrupt push buffer stream (PBDMA error, mostly PCIe quality): restart the job; "
+                                  "drain the node if it repeats.", None),
+    38: ("driver", "none", "A driver firmware watchdog timeout that NVIDIA classes as ignorable: the error before it, "
+                           "if any, decides; reset the GPU only if jobs keep failing on it.", None),
     43: ("application", "restart_app", "The GPU stopped the application's channel after a fault in its code (e.g. "
-                                       "a device-side assert): restart the job; the GPU stays in service."),
+                                       "a device-side assert): restart the job; the GPU stays in service.",
+         "NVIDIA's IGNORE is about the GPU, which stays healthy; the job that hit the fault has ended and needs a "
+         "restart, and " + _PLUGIN),
     45: ("informational", "none", "Preemptive cleanup after an earlier error ended the processes on the GPU: the "
-                                  "earlier error decides; nothing to do for this one."),
+                                  "earlier error decides; nothing to do for this one.",
+         "NVIDIA's WORKFLOW_XID_45 follows the other Xid when one is logged and " + _PLUGIN),
+    46: ("driver", "reset_gpu", "The GPU stopped processing (a GPU timeout): reset the GPU before it runs jobs again "
+                                "(NVIDIA Health Validation: drain, reset the GPU, service if it returns).", None),
     48: ("hardware", "drain", "An uncorrectable double-bit ECC error in GPU memory: drain the node and replace the "
-                              "instance."),
-    61: ("driver", "reset_gpu", "An internal micro-controller hit a breakpoint or warning: reset the GPU if jobs "
-                                "fail on it."),
+                              "instance.",
+         "NVIDIA's WORKFLOW_XID_48 needs a GPU reset or reboot and checks RMA thresholds; on EKS replacing the "
+         "instance does both and hands the GPU back to AWS"),
+    54: ("hardware", "drain", "The GPU board runs without its auxiliary power: drain the node and replace the "
+                              "instance.",
+         "NVIDIA's CHECK_MECHANICALS is the data center's to do; on EC2 that means a new instance"),
     62: ("driver", "reset_gpu", "An internal micro-controller halted: reset the GPU (drain the node when the job "
-                                "allows); replace it if it repeats."),
+                                "allows); replace it if it repeats.", None),
     63: ("hardware", "reset_gpu", "A memory row was marked for remapping (or a page retired): it takes effect at "
-                                  "the next GPU reset; drain and reset at a convenient time, no immediate drain."),
+                                  "the next GPU reset; drain and reset at a convenient time, no immediate drain.",
+         "NVIDIA's IGNORE lets running jobs go on; NVIDIA's row remapping guide applies the remap only at the next "
+         "GPU reset, so the reset is due at a convenient time"),
     64: ("hardware", "drain", "Recording a row remap or page retirement failed: the GPU's memory cannot be "
-                              "trusted; drain the node and replace the instance."),
-    68: ("application", "restart_app", "A video decoder exception in the application: restart it; the GPU stays "
-                                       "in service."),
+                              "trusted; drain the node and replace the instance.",
+         "a failed remap leaves the bad row in use (NVIDIA's row remapping guide counts it toward RMA); on EKS a "
+         "new instance is the reset that also replaces the memory"),
+    68: ("application", "restart_app", "A video decoder (NVDEC0) exception in the application: restart it; the GPU "
+                                       "stays in service.", None),
     69: ("application", "restart_app", "A graphics engine class error from the application: restart it; the GPU "
-                                       "stays in service."),
-    74: ("hardware", "drain", "An NVLink error: the GPU's links are faulty; drain the node and replace the "
-                              "instance if it repeats after a reset."),
+                                       "stays in service.", None),
+    74: ("hardware", "drain", "An NVLink error: the GPU's links (or the GPU at their other end) are faulty; drain "
+                              "the node and replace the instance if it repeats after a reset.",
+         "NVIDIA's WORKFLOW_NVLINK_ERR needs a GPU reset or reboot and support if it returns; on EKS replacing the "
+         "instance does both"),
     79: ("hardware", "drain", "The GPU no longer answers on PCIe: it is gone until the instance is replaced; drain "
-                              "the node and replace it."),
+                              "the node and replace it.",
+         "NVIDIA's RESTART_BM restarts the machine; on EC2 a GPU off the bus rarely returns after a reboot, and a "
+         "new instance is the restart that does"),
+    78: ("driver", "investigate", "A vGPU failed to start: update the driver and firmware; not seen on EC2 GPU "
+                                  "instances, which pass whole GPUs through.",
+         "NVIDIA's UPDATE_SWFW is an upgrade of the node's driver and firmware, not a step a job takes"),
     92: ("hardware", "none", "A high rate of corrected single-bit ECC errors: nothing failed; watch the ECC "
-                             "counters and remapped rows, drain if uncorrectable errors follow."),
+                             "counters and remapped rows, drain if uncorrectable errors follow.", None),
     94: ("hardware", "restart_app", "A contained ECC error: only the application that touched the bad memory was "
-                                    "stopped; restart it. The row is remapped at the next GPU reset."),
-    95: ("hardware", "drain", "An uncontained ECC error: every application on the GPU is affected; drain the node "
-                              "and reset or replace the GPU."),
+                                    "stopped; restart it. The row is remapped at the next GPU reset.", None),
+    95: ("hardware", "drain", "An uncontained memory error: every application on the GPU is affected and the GPU "
+                              "must be reset before any of them runs again; drain the node and replace the instance.",
+         _NOW),
     109: ("application", "restart_app", "A context switch timed out for the application: restart it; the GPU "
-                                        "stays in service."),
+                                        "stays in service.",
+          "NVIDIA's RESET_GPU is for a GPU that keeps timing out; " + _PLUGIN),
     119: ("driver", "reset_gpu", "The GPU System Processor (GSP) stopped answering: reset the GPU (drain the "
-                                 "node); replace it if it repeats."),
+                                 "node); replace it if it repeats.", None),
     120: ("driver", "reset_gpu", "The GPU System Processor (GSP) reported an error: reset the GPU (drain the "
-                                 "node); replace it if it repeats."),
-    121: ("informational", "none", "A corrected C2C link error: nothing to do unless it repeats."),
-    140: ("hardware", "drain", "An unrecovered ECC error: drain the node and replace the instance."),
-    143: ("hardware", "drain", "The GPU failed to initialise: drain the node and replace the instance."),
+                                 "node); replace it if it repeats.", None),
+    121: ("informational", "none", "A corrected C2C link error: nothing to do unless it repeats.", None),
+    136: ("hardware", "reset_gpu", "NVLink link training failed: reset the GPU; replace the instance if the link "
+                                   "does not train after it.", None),
+    140: ("hardware", "drain", "An uncorrectable ECC error the driver could not retire or remap: drain the node "
+                               "and replace the instance.", _NOW),
+    143: ("hardware", "drain", "The GPU failed to initialise: no job can use it; drain the node and replace the "
+                               "instance.", _NOW),
+    **{n: ("hardware", "drain", f"An NVLink5 error ({name}): the link or the GPU at its other end is faulty; drain "
+                                "the node and replace the instance if it returns after a reset.",
+           "NVIDIA's WORKFLOW_NVLINK5_ERR decodes the subcode into ignore or reset; the line rarely carries the "
+           "decode, so the safe reading on EKS is a drain and a new instance")
+       for n, name in ((144, "SAW"), (145, "RLW"), (146, "TLW"), (147, "TREX"), (148, "NVLPW_CTRL"),
+                       (149, "NETIR"), (150, "MSE"))},
     154: ("informational", "none", "The driver changed the GPU's recovery action: the new action in the line "
                                    "decides (None: nothing; GPU Reset Required: reset; Node Reboot Required: "
-                                   "reboot; Drain P2P / Drain and Reset: drain)."),
+                                   "reboot; Drain P2P / Drain and Reset: drain).",
+          "NVIDIA's XID_154 follows the recovery action the line names, which signatures/gpu.py reads from it"),
+    156: ("hardware", "reset_gpu", "A GPU resource (memory row, channel) was retired: reset the GPU for it to take "
+                                   "effect.", None),
+    158: ("driver", "reset_gpu", "A fatal GPU timeout: reset the GPU before it runs jobs again; replace the "
+                                 "instance if it repeats.", None),
+    159: ("hardware", "investigate", "A C2C (chip-to-chip) non-data error between a Grace CPU and the GPU: check "
+                                     "UVM and the C2C link before acting.",
+          "NVIDIA's CHECK_UVM is an investigation, not a fixed step"),
+    **{n: ("informational", "none", f"The GPU's power smoothing circuitry {what}: no job fails for it; power swings "
+                                    "are the data center's concern.",
+           "the catalogue gives no immediate action, only a note: no GPU reset is required")
+       for n, what in ((162, "re-engaged"), (163, "disengaged"), (164, "nears the end of its lifetime"),
+                       (165, "reached the end of its lifetime"))},
+    **{n: ("driver", "investigate", "An NVLink event of confidential computing mode: only in CC mode; read dmesg "
+                                    "before acting.",
+           "the catalogue gives no immediate action; it applies to confidential computing mode only")
+       for n in (166, 170)},
+    167: ("hardware", "drain", "A fatal PCIe timeout talking to the GPU: drain the node and replace the instance.",
+          "the catalogue gives no immediate action; a fatal PCIe timeout is the GPU leaving the bus (as Xid 79)"),
+    168: ("hardware", "investigate", "Errors in the GPU's write-protected region reduced its memory: seen with ECC "
+                                     "disabled; enable ECC (row remapping) or replace the instance.",
+          "the catalogue gives no immediate action, only a note to enable ECC or retry the boot"),
+    169: ("driver", "reset_gpu", "An internal micro-controller (SEC2) halted: reset the GPU (drain the node when the "
+                                 "job allows); replace it if it repeats.",
+          "the catalogue gives no immediate action; NVIDIA's action for the other micro-controller halt (Xid 62) "
+          "is RESET_GPU"),
+    **{n: ("hardware", "drain", f"The {mem} detail of an uncorrectable ECC error (Xid 48): drain the node and "
+                                "replace the instance.",
+           "the catalogue gives no immediate action; it details an Xid 48, whose reading it takes")
+       for n, mem in ((171, "DRAM"), (172, "SRAM"))},
 }
 
 
@@ -775,15 +918,27 @@ def xid_table(catalogue: dict, plugin: dict) -> dict:
     ignored = {x["xid"] for x in plugin["ignored_xids"]}
     rows = []
     for x in catalogue["xids"]:
-        kind, action, meaning = XID_RULES[x["xid"]]
-        rows.append({"xid": x["xid"], "name": x["name"], "kind": kind, "action": action, "meaning": meaning,
-                     "mnemonic": x["mnemonic"], "nvidia_action": x["nvidia_action"],
+        nvidia = NVIDIA_ACTIONS.get(x["nvidia_action"] or "")
+        kind, action, meaning, reason = XID_RULES.get(x["xid"], (None, nvidia, None, None))
+        if action is None:
+            raise SystemExit(f"Xid {x['xid']}: NVIDIA's action {x['nvidia_action']!r} has no reading; add it to XID_RULES")
+        if action != nvidia and not reason:
+            raise SystemExit(f"Xid {x['xid']}: action {action!r} is not NVIDIA's {x['nvidia_action']!r}; say why in XID_RULES")
+        if action not in XID_ACTIONS:
+            raise SystemExit(f"Xid {x['xid']}: action {action!r} is not one of {XID_ACTIONS}")
+        source = "nvidia" if action == nvidia else "gpubot"
+        rows.append({"xid": x["xid"], "name": x["name"], "kind": kind or XID_DEFAULT_KIND[action], "action": action,
+                     "meaning": meaning or XID_DEFAULT_MEANING[action], "mnemonic": x["mnemonic"],
+                     "nvidia_action": x["nvidia_action"], "action_source": source,
+                     "action_reason": reason if source == "gpubot" else None,
                      "device_plugin_ignores": x["xid"] in ignored})
     missing = sorted(ignored - {r["xid"] for r in rows})
     if missing:
         raise SystemExit(f"Xids the device plugin ignores but xid_catalogue.json lacks: {missing}")
-    source = (f"scripts/gpu_failures/upstream/xid_catalogue.json (NVIDIA's Xid catalogue, docs.nvidia.com/deploy/"
-              f"xid-errors) and NVIDIA/k8s-device-plugin {plugin['file']} at {plugin['tag']} ({plugin['commit'][:12]})")
+    source = (f"scripts/gpu_failures/upstream/xid_catalogue.json: NVIDIA's Xid catalogue "
+              f"({catalogue['sources']['nvidia_catalogue'].split()[0]}), action_source nvidia: its Immediate Action; "
+              f"gpubot: this project's reading, with action_reason; and NVIDIA/k8s-device-plugin {plugin['file']} at "
+              f"{plugin['tag']} ({plugin['commit'][:12]})")
     return table(source, rows)
 
 

@@ -72,7 +72,43 @@ def numerical(view: View) -> str:
     )
 
 
+def _algo_settings(view: View) -> str:
+    """NCCL_ALGO / NCCL_PROTO as the text shows them (the WARN since NCCL 2.28, or an INFO line)."""
+    return " and ".join(f"NCCL_{name.upper()}={value}" for name in ("algo", "proto")
+                        for value in view.all(f"nccl_{name}")[:1])
+
+
+def _no_algorithm(view: View) -> bool:
+    """signatures/nccl_usage.py nccl.algo_unavailable, or the failure reader's line of the same WARN."""
+    return ("no algorithm/protocol" in view.all("problem")
+            or any("algorithm/protocol available" in e for e in view.all("error")))
+
+
+def algo_unavailable(view: View) -> str:
+    """NVIDIA/nccl src/enqueue.cc: no algorithm/protocol for a collective, mostly because NCCL_ALGO / NCCL_PROTO
+    (src/graph/tuning.cc) allow only ones this communicator cannot run."""
+    what = f" for {view.get('function')} ({view.get('datatype')})" if view.get("function") else ""
+    settings = _algo_settings(view)
+    if settings:
+        return (
+            f"NCCL found no algorithm/protocol{what} because {settings} allows only ones this communicator cannot "
+            "run: NVLS needs NVSwitch with NVLink SHARP, CollNet a SHARP-capable network plugin, PAT and some "
+            "protocols only some collectives and datatypes. This is the job's setting, not a peer or the network "
+            "failing. Unset the variable so NCCL chooses per collective (the default), or set one the GPUs and "
+            "network support (Ring runs every collective), then restart the job."
+        )
+    return (
+        f"NCCL found no algorithm/protocol{what}. The text shows neither NCCL_ALGO nor NCCL_PROTO: if the "
+        "container sets either, that setting excludes every algorithm this topology supports; unset it or pick "
+        "Ring. With neither set, NCCL reports an internal error this way (2.27 and older print this "
+        "message for both): rerun one rank with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV,TUNING and report it "
+        "to NVIDIA/nccl with that log."
+    )
+
+
 def network_config(view: View) -> str:
+    if _no_algorithm(view):
+        return algo_unavailable(view)
     said = view.get("message") or view.get("error")
     return (
         "NCCL cannot set up its network in this pod" + (f" ({said})" if said else "") + ". Typical causes: "

@@ -32,6 +32,10 @@ _NEXT = {
                     "on this GPU, drain the node and replace the instance."),
 }
 
+# A catalogued Xid whose action is an investigation (its meaning already says why).
+_NEXT_KNOWN_INVESTIGATE = (" Before acting, read dmesg around it and nvidia-smi -q for the GPU; if jobs fail on this "
+                           "GPU, drain the node and replace the instance.")
+
 
 def xid_error(view: View) -> str:
     # details.py imports this module while it is being defined; its node-agent helpers are read at call time.
@@ -42,19 +46,57 @@ def xid_error(view: View) -> str:
     entry = xid_entry(number) if number is not None else None
     action = view.get("action") or (xid_action(number, "") if number is not None else "investigate")
     what = f"{entry.name}. {entry.meaning}" if entry else "not in NVIDIA's Xid catalogue as read."
+    following = _NEXT_KNOWN_INVESTIGATE if entry is not None and action == "investigate" and number != 154 else _NEXT[action]
     if set(view.all("level")) == {"Warning"}:
         return (
             f"The EKS node monitoring agent saw Xid {xid} ({entry.name if entry else 'an Xid it does not know'}) but "
             "raised only a Warning event: it is not on the agent's list of fatal Xids, so the node stays Ready and node "
-            "repair does not act." + _NEXT[action]
+            "repair does not act." + following
         )
     if view.get("pci") or not _from_agent(view):
         who = f"The GPU driver reported Xid {xid} on PCI {view.get('pci', '?')}"
     else:
         named = f" ({view.get('reason')})" if view.get("reason") else ""
         who = f"The EKS node monitoring agent reported Xid {xid}{named}"
-    text = f"{who}: {what}{_NEXT[action]}"
+    text = f"{who}: {what}{following}"
     return text + REPAIR_NOTE if _from_agent(view) else text
+
+
+def _process_report(view: View) -> bool:
+    """A CUDA error the training process itself printed (playbooks/failures/lines.py: a traceback's
+    ``CUDA error: ...``, NCCL's ``Cuda failure '...'`` WARN): no device plugin, driver or agent line behind it."""
+    return "CUDA error" in view.all("kind") and not (
+        view.all("xid") or view.all("device") or view.all("resource") or view.all("reason") or view.all("dcgm_code")
+        or view.all("level") or view.all("bus") or view.all("pci") or view.all("nvml_error"))
+
+
+def unhealthy_device(view: View) -> str:
+    """gpu.unhealthy_device, saying where its evidence came from: a process's own CUDA error in a pod log, NVML
+    as the device plugin or nvidia-smi printed it, or (details.unhealthy_device) the device plugin, the node
+    monitoring agent and nvidia-smi -q."""
+    from playbooks.signatures.details import unhealthy_device as plugin_agent_or_smi
+
+    if _process_report(view):
+        said = view.get("message")
+        via = ("NCCL's WARN line in the pod log (a CUDA call inside NCCL failed)" if "NCCL WARN" in said
+               else "the training process's own log (its CUDA call returned the error)")
+        named = view.get("error") or "a CUDA hardware error"
+        return (
+            f"{via[0].upper()}{via[1:]} reports {named}" + (f": {said}" if said else "") + ". The CUDA driver told "
+            "the process the GPU itself failed (an uncorrectable ECC or NVLink error, a hardware stack error); "
+            "this is the process's view, not a verdict of the device plugin or the driver's log, and the GPU may "
+            "still be listed as healthy. Confirm on the node: dmesg | grep -i xid for the matching Xid (48, 63, 64, "
+            "94, 95, 74) and nvidia-smi -q -d ECC,ROW_REMAPPER for the counters; then drain the node, replace the "
+            "instance and restart the job from its last checkpoint. Do not restart it on the same GPU."
+        )
+    if view.get("nvml_error") and not (view.get("xid") or view.get("device")):
+        return (
+            f"NVML, as the device plugin or nvidia-smi printed it, failed with '{view.get('nvml_error')}': the driver "
+            "lost the GPU or the container lost access to it. On the node, dmesg | grep -i xid says whether the GPU "
+            "fell off the bus (Xid 79: drain the node and replace the instance); without an Xid, restart the pod "
+            "and check that the container still has its /dev/nvidia* devices."
+        )
+    return plugin_agent_or_smi(view)
 
 
 def gpu_idle(view: View) -> str:
@@ -64,7 +106,8 @@ def gpu_idle(view: View) -> str:
             "the last hour and says when a GPU it holds sat idle for 30 minutes.")
 
 
-WRITERS: dict[str, Callable[[View], str]] = {"gpu.xid_error": xid_error, "gpu.idle": gpu_idle}
+WRITERS: dict[str, Callable[[View], str]] = {"gpu.xid_error": xid_error, "gpu.idle": gpu_idle,
+                                             "gpu.unhealthy_device": unhealthy_device}
 NEXT_STEPS: dict[str, str] = {
     "gpu.idle": "nvidia-smi on the node while the job runs, and the idle rank's log around the same time",
 }

@@ -51,6 +51,10 @@ _XID_VERDICTS = {
     "reboot": ("critical", "high", "GPU Xid {xid} ({xid_name})[ on PCI {pci}]: the driver asks for a node reboot; drain the node and reboot or replace it"),
     "investigate": ("error", "medium", "GPU driver reported Xid {xid}[ on PCI {pci}], not in NVIDIA's Xid catalogue as read: check dmesg and nvidia-smi -q before acting"),
 }
+# A catalogued Xid whose action is an investigation (NVIDIA's CONTACT_SUPPORT for Xids it lists as unused on
+# Ampere and newer, or this project's reading where the catalogue gives no fixed step): same action, so the
+# fix template still reads dmesg and nvidia-smi -q, but the title does not call it unknown.
+_XID_INVESTIGATE_KNOWN = ("error", "medium", "GPU driver reported Xid {xid} ({xid_name})[ on PCI {pci}]: NVIDIA gives no fixed step for it; check dmesg and nvidia-smi -q before acting")
 
 
 def xid_number(raw: str | None) -> int | None:
@@ -86,7 +90,8 @@ def xid_verdict(fields: dict[str, str], text: str) -> Verdict | None:
     if xid in CODE_XIDS:
         return Verdict(code="training.code_error", severity="warning", confidence="medium", fields=facts,
                        title="GPU driver reported Xid {xid} ({xid_name}), a fault of the job's CUDA code (not the hardware)")
-    severity, confidence, title = _XID_VERDICTS[action]
+    severity, confidence, title = (_XID_INVESTIGATE_KNOWN if action == "investigate" and xid_entry(xid) is not None
+                                   else _XID_VERDICTS[action])
     return Verdict(severity=severity, confidence=confidence, title=title, fields=facts)
 
 

@@ -65,7 +65,7 @@ def test_every_table_names_its_source_and_classes_every_entry(name):
     for row in data["entries"]:
         if name == "xid":
             assert row["kind"] in ("application", "hardware", "driver", "informational")
-            assert row["action"] in ("none", "restart_app", "reset_gpu", "drain", "reboot")
+            assert row["action"] in ("none", "restart_app", "reset_gpu", "drain", "reboot", "investigate")
         else:
             assert row["class"] in CLASSES, row
             assert row["code"] is None or row["code"] in CODES, row
@@ -260,7 +260,10 @@ def test_xid_title_and_fix_never_contradict(xid):
     assert action == xid_entry(xid).action
     fix = render_fix("generic/gpu.xid_error.sh.j2", **signal.fields)
     drains = "kubectl drain" in fix.snippet.replace("# kubectl", "#")
-    if action == "none":
+    if action == "investigate":  # a catalogued Xid NVIDIA gives no fixed step for: look before acting
+        assert "not in NVIDIA's Xid catalogue" not in signal.title and "check dmesg" in signal.title
+        assert "read dmesg and nvidia-smi -q before acting" in fix.summary
+    elif action == "none":
         assert signal.severity == "info" and "no action needed" in signal.title and not drains
         assert "no action needed" in fix.summary
     elif action == "restart_app":
@@ -306,3 +309,67 @@ def test_signature_xid_sets_come_from_the_table():
     assert {13, 31, 43, 68, 109} <= APPLICATION_XIDS and 94 in HARDWARE_XIDS and 79 in HARDWARE_XIDS
     assert all(xid_entry(x).kind == "application" for x in APPLICATION_XIDS)
     assert all(xid_entry(x).kind == "hardware" for x in HARDWARE_XIDS)
+
+
+# --- the Xid table is NVIDIA's whole catalogue, each action saying whose it is ------------------------
+
+def test_xid_table_holds_nvidias_whole_catalogue():
+    rows = {row["xid"]: row for row in load("xid")["entries"]}
+    assert set(range(1, 173)) <= set(rows)
+    assert "docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html" in load("xid")["source"]
+    gone = rows[46]
+    assert gone["name"] == "GPU stopped processing" and gone["mnemonic"] == "ROBUST_CHANNEL_GPU_TIMEOUT_ERROR"
+    assert gone["nvidia_action"] == "RESET_GPU" and gone["action"] == "reset_gpu" and gone["action_source"] == "nvidia"
+    assert xid_entry(46).action == "reset_gpu" and xid_entry(41).action == "restart_app"  # a copy engine exception
+    assert xid_entry(14).action == "none" and xid_entry(1).action == "investigate"  # IGNORE; CONTACT_SUPPORT
+
+
+def test_every_xid_action_says_whose_it_is():
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        from gen_failure_tables import NVIDIA_ACTIONS
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    for row in load("xid")["entries"]:
+        assert row["action_source"] in ("nvidia", "gpubot"), row
+        if row["action_source"] == "nvidia":
+            assert NVIDIA_ACTIONS[row["nvidia_action"]] == row["action"] and row["action_reason"] is None, row
+        else:
+            assert row["action_reason"] and row["action_reason"].strip(), row
+            assert NVIDIA_ACTIONS.get(row["nvidia_action"] or "") != row["action"], row
+    sources = {row["xid"]: row["action_source"] for row in load("xid")["entries"]}
+    assert sources[79] == sources[48] == sources[63] == "gpubot" and sources[94] == sources[119] == "nvidia"
+
+
+def test_application_xids_stay_the_applications():
+    for xid in (13, 31, 43, 45, 68, 109):
+        assert xid_entry(xid).action in ("restart_app", "none"), xid
+    assert _xid_signal(43).code == "training.code_error"
+    assert _xid_signal(109).severity == "warning"
+
+
+# --- NCCL WARN formats of every source file ----------------------------------------------------------
+
+def test_nccl_warnings_come_from_every_source_file():
+    nccl = json.loads((ROOT / "scripts" / "gpu_failures" / "upstream" / "nccl.json").read_text())
+    for path in ("src/enqueue.cc", "src/graph/tuning.cc", "src/graph/topo.cc", "src/misc/argcheck.cc",
+                 "src/misc/cudawrap.cc", "src/transport/nvls.cc", "src/group.cc"):
+        assert path in nccl["files"], path
+    assert len(load("nccl_warnings")["entries"]) >= 700
+
+
+def test_new_nccl_formats_are_classed():
+    old = nccl_warning("Error : no algorithm/protocol available")
+    new = nccl_warning("Error : no algorithm/protocol available for function AllReduce with datatype ncclBfloat16. "
+                       "NCCL_ALGO was set to NVLS.")
+    newest = nccl_warning("No algorithm/protocol available for function AllGather with datatype ncclInt8. "
+                          "NCCL_PROTO was set to LL128.")
+    assert old.code == new.code == newest.code == "nccl.network_config"
+    assert nccl_warning("ncclBroadcast : invalid root 9 (root should be in the 0..7 range)").code == "nccl.invalid_usage"
+    assert nccl_warning("CUDA Driver version found is 12020. Minimum requirement is 12030").code == "training.gpu_not_visible"
+    assert nccl_warning("NCCL version mismatch with remote peer ip-10-0-0-7 (local: 22809, remote 22707)").code == \
+        "nccl.invalid_usage"
+    p2p = next(r for r in load("nccl_warnings")["entries"] if r["name"].startswith("P2P is disabled between NVLINK"))
+    assert nccl_warning(p2p["sample"]).klass == "hardware"
+    windows = next(r for r in load("nccl_warnings")["entries"] if r["name"].startswith("SHM legacy: failed to restore"))
+    assert windows["code"] is None and "Windows" in windows["meaning"]

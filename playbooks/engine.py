@@ -5,6 +5,7 @@ import difflib
 from dataclasses import replace
 from typing import Callable, Protocol
 
+from playbooks.analyzers import unrecognised
 from playbooks.analyzers.owners import OWNER_KINDS
 from playbooks.codes import precedence
 from playbooks.consequences import follow_causes
@@ -76,6 +77,8 @@ def analyze(facts: Facts, *, registry: Registry) -> Diagnosis:
     # Consequences are told apart before findings of one code merge: one rank's OOM kill is the cause and
     # the other ranks' SIGTERMs (the same code) follow it.
     raw = [f for analyzer in registry.analyzers.values() for f in analyzer(facts)]
+    # The floor: what the cluster said about the target that no analyzer explained (docs/findings.md).
+    raw += unrecognised.floor(facts, raw)
     findings = order(merge(follow_causes(raw, facts=facts)))
     # the one redaction step: nothing gathered leaves the engine with a secret in it
     return redact_diagnosis(Diagnosis(
@@ -128,10 +131,6 @@ def summarize(facts: Facts, findings: list[Finding]) -> str:
     waiting = [f for f in findings if f.code == "karpenter.provisioning"]
     if not serious and waiting:
         return waiting[0].title  # not a problem, but the answer to "why is it pending?"
-    unrecognised = facts.cache.get("unrecognised") or []
-    if not serious and unrecognised:
-        pod, who, message = unrecognised[-1]
-        return f'No known problem matched, but {who} says about {pod}: "{message[:300]}"'
     if not serious:
         state = _state(facts)
         return f"{NOTHING_FOUND}{': ' + state if state else ''}."

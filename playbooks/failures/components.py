@@ -12,6 +12,7 @@ silence on a failure, from any component).
 format                             example                                                     error when
 =================================  ==========================================================  ===============
 klog / glog header                 ``E0912 22:47:27.562891 1849 kubelet.go:2451] "msg" k=v``   ``E``, ``F``
+zap console (tabs)                 ``2024-02-01T10:00:00.000Z	ERROR	controller.provisioner	msg``  ERROR ...
 zap / logr / logrus JSON           ``{"level":"ERROR","logger":"controller",...}``             error, dpanic,
                                                                                                panic, fatal
 logfmt                             ``time=... level=error msg="..." err="..."``                error, fatal
@@ -51,7 +52,7 @@ TRAINING = "training.failed"
 # Words whose presence lets a line reach this reader (the catalogue's substring gate). Each format above
 # holds one of them.
 KEYWORDS: tuple[str, ...] = (
-    ".go:", '"level"', "level=", "panic: ", "fatal error: ", "ERROR", "CRITICAL", "FATAL", "Warning",
+    ".go:", '"level"', "level=", "\tERROR\t", "\tDPANIC\t", "\tPANIC\t", "\tFATAL\t", "panic: ", "fatal error: ", "ERROR", "CRITICAL", "FATAL", "Warning",
     "NVRM:", "mlx5", "efa ", "efa:", "srun: error", "mpirun noticed", "non-zero exit", "lvl=",
     '"severity"',
 )
@@ -65,12 +66,16 @@ _PRINTK = linear.compile(r"^(?:<\d>)?\[\s{0,12}\d{1,10}\.\d{1,9}\] (?P<message>.
 _KERNEL_SOURCE = linear.compile(r"^(?P<who>NVRM|mlx5_core|mlx5_ib|efa|nvidia(?:-[a-z]+)?|ib_core|nvme\d*|EDAC)\b")
 _KERNEL_ERROR = linear.compile(
     r"(?i)\b(?:error|err|fail(?:ed|ure)?|fault|timeout|timed out|unrecoverable|fatal|xid|abort|cannot|unable|lost|down|reset)\b")
+# zap's console encoder (Karpenter before v0.33 and other zap users): time, LEVEL, logger, message, fields as JSON,
+# separated by tabs (go.uber.org/zap zapcore/console_encoder.go).
+_ZAP_CONSOLE = linear.compile(
+    r"^\S{8,40}\t(?P<level>DEBUG|INFO|WARN|ERROR|DPANIC|PANIC|FATAL)\t(?:(?P<logger>[\w./-]{1,120})\t)?(?:(?P<caller>[\w./-]{1,200}:\d{1,6})\t)?(?P<message>[^\t]*)(?:\t.*)?$")
 _LOGFMT_LEVEL = linear.compile(r'(?:^|\s)(?:level|lvl)=(?P<level>"?[A-Za-z]{3,9}"?)(?:\s|$)')
 _LOGFMT_FIELD = linear.compile(r'(?:^|\s)(?P<key>msg|message|err|error|caller|logger|component|controller)=(?P<value>"(?:[^"\\]|\\.){0,1000}"|\S{1,1000})')
 _PANIC = linear.compile(r"^(?P<kind>panic|fatal error): (?P<message>.+)$")
 _PY_LOGGING = linear.compile(
     r"^(?:\[?\d{4}-\d{2}-\d{2}[ T][\d:,.]{8,15}\]?\s{1,4}(?:-\s{1,4})?)?(?:\[?(?P<logger>[\w.-]{1,80})\]?\s{1,4}(?:-\s{1,4})?)?"
-    r"\[?(?P<level>ERROR|CRITICAL|FATAL)\]?(?:\s{1,4}-\s{1,4}|:(?:[\w.-]{1,80}:)?|\s{1,4})(?P<message>.+)$")
+    r"\[?(?P<level>ERROR|CRITICAL|FATAL)\]?(?:\s{1,4}-\s{1,4}|:[\w.-]{1,80}:|\s{1,4})(?P<message>.+)$")
 _EVENT_ROW = linear.compile(
     r"(?:^|\s)Warning\s{1,40}(?P<reason>[A-Z][A-Za-z]{2,80})\s{1,40}(?P<object>[a-z][\w.-]{0,80}/[\w.:-]{1,253})\s{1,40}(?P<message>\S.*)$")
 _DESCRIBE_EVENT = linear.compile(r"^\s{0,8}Warning\s{2,40}(?P<rest>[A-Z]\S{2,80}\s{2,}.+)$")
@@ -162,6 +167,11 @@ def read(text: str, depth: int = 0) -> _Line | None:
         return None
     if text.startswith("{"):
         return _json(text)
+    if "\t" in text:
+        found = _ZAP_CONSOLE.match(text)
+        if found is not None:
+            return _Line(found.group("level").lower(), found.group("message"),
+                         " ".join(g for g in (found.group("logger"), found.group("caller")) if g), "zap console")
     found = _KLOG.match(text)
     if found is not None:
         if not found.group("file").endswith(".go"):

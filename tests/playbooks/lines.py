@@ -443,6 +443,11 @@ LINES: list[tuple[str, str, dict[str, str]]] = [
         {"exc_type": "ChatTemplateError", "rank": "2", "error_class": "unknown"},
     ),
     (
+        "cluster.unrecognised",
+        'E0912 22:47:28.000000    1849 reflector.go:138] k8s.io/client-go/informers/factory.go:134: Failed to watch *v1.Pod: failed to list *v1.Pod: Unauthorized',
+        {"writer": "client-go", "format": "klog"},
+    ),
+    (
         "training.gpu_not_visible",
         "RuntimeError: No CUDA GPUs are available",
         {"exc_type": "RuntimeError"},

@@ -192,8 +192,10 @@ def test_a_message_no_signature_knows_is_quoted_not_dropped():
     odd = "Failed to schedule pod, nodeclass ec2-gpu is being deleted (NodePool=gpu-h100)"
     facts = _facts(_pod(), [_event("FailedScheduling", odd, component="karpenter")])
     diagnosis = analyze(facts, registry=_registry("signals"))
-    assert diagnosis.summary == f'No known problem matched, but karpenter says about bert-large-0: "{odd}"'
-    assert any(odd in gap for gap in diagnosis.gaps)
+    [finding] = diagnosis.findings
+    assert finding.code == "cluster.unrecognised" and finding.severity == "error" and finding.confidence == "low"
+    assert "karpenter" in finding.title and finding.evidence[0].text == odd
+    assert not any(odd in gap for gap in diagnosis.gaps)
 
 
 def _waiting_for_gpus(seconds_old: float, *, daemonsets: list[dict]) -> Facts:

@@ -171,7 +171,7 @@ def test_no_default_storage_class():
     assert "no StorageClass" in finding.title and "is-default-class" in finding.fix.snippet
 
 
-def test_every_warning_about_the_target_its_volumes_and_its_node_is_a_finding_or_a_gap():
+def test_every_warning_about_the_target_its_volumes_and_its_node_is_a_finding():
     pod = PodFacts(_pod(state={"running": {"startedAt": _ago(30)}}, phase="Running"),
                    events=[_event("Readiness probe failed: HTTP probe failed with statuscode: 503", reason="Unhealthy"),
                            _event(f"Error: {UNAUTHORIZED}")])
@@ -179,10 +179,14 @@ def test_every_warning_about_the_target_its_volumes_and_its_node_is_a_finding_or
     facts.volume_events["pvc/ml/ckpt"] = [_event("the claim was resized by an unknown quota policy", reason="QuotaX")]
     facts.node_events["ip-10-0-1-5"] = [_event("kubelet saw something new on the node", reason="Odd", path=None)]
     facts.owner_events = [_event("job controller said something new", reason="Odd", path=None)]
-    unrecognised.note(facts)
-    said = [about for about, _, _ in facts.cache["unrecognised"]]
+    said = [item.about for item in unrecognised.note(facts)]
     assert said == ["job sft-0", "sft-0", "ml/ckpt", "node ip-10-0-1-5"]
-    assert len(facts.gaps) == 4 and all("quoted as it is" in g for g in facts.gaps)
+    floor = unrecognised.floor(facts, [])
+    assert [f.code for f in floor] == ["cluster.unrecognised"] * 4
+    quoted = [e.text for f in floor for e in f.evidence]
+    assert "the claim was resized by an unknown quota policy" in quoted and "kubelet saw something new on the node" in quoted
+    assert all(f.severity in ("warning", "error") and f.confidence == "low" for f in floor)
+    assert facts.gaps == []  # a gap is only for what could not be read
 
 
 def test_a_failed_pull_before_an_hour_of_running_is_history():

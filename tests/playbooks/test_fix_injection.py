@@ -95,6 +95,8 @@ def _oom(v: str) -> list[dict]:
 SHAPES: dict[str, Callable[[str], list[dict]]] = {
     "cuda_oom.json.j2": _oom,
     "efa_nodepool.yaml.j2": lambda v: [{"requirements": _requirements(v), "instance_types": [v]}],
+    "generic/cluster.unrecognised.sh.j2": lambda v: [
+        {}, {"pod": ABSENT, "node": ABSENT}, {"pod": ABSENT, "node": ABSENT, "nodeclaim": ABSENT}],
     "generic/container.config_error.sh.j2": lambda v: [
         {"problem": p} for p in ("missing key", "missing secret", "executable not found", "wrong architecture",
                                  "mount failed")] + [{"problem": "missing configmap", "secret": ABSENT}, {}],

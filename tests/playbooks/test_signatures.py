@@ -15,7 +15,7 @@ from tests.playbooks.lines import LINES
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "text"
 BENIGN = sorted(FIXTURES.glob("benign_*"))
-JSON_NAME_FIELDS = {"pod", "nodeclaim", "nodepool", "node"}
+JSON_NAME_FIELDS = {"pod", "nodeclaim", "nodepool", "node", "writer"}
 
 
 def codes_of(line: str) -> list[str]:
@@ -154,7 +154,8 @@ def test_karpenter_json_log_is_unwrapped() -> None:
     line = '{"level":"ERROR","time":"2026-01-01T12:00:00Z","logger":"controller","message":"could not schedule pod","Pod":{"name":"p","namespace":"ns"},"error":"incompatible with nodepool \\"gpu\\", did not tolerate taint (taint=nvidia.com/gpu:NoSchedule)"}'
     (signal,) = scan_line(line, source="log karpenter")
     assert signal.code == "scheduling.untolerated_taint"
-    assert dict(signal.fields) == {"pod": "ns/p", "nodepool": "gpu", "taint": "nvidia.com/gpu:NoSchedule", "key": "nvidia.com/gpu", "effect": "NoSchedule"}
+    assert dict(signal.fields) == {"pod": "ns/p", "nodepool": "gpu", "taint": "nvidia.com/gpu:NoSchedule", "key": "nvidia.com/gpu",
+                                   "effect": "NoSchedule", "writer": "controller"}
     assert signal.line == line  # evidence is the verbatim line, not the unwrapped message
 
 

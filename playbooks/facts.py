@@ -83,6 +83,8 @@ class Ec2Facts:
     # empty when capacity types could not be checked
     offerings: dict[str, dict[str, frozenset[str]]] = field(default_factory=dict)
     region: str | None = None
+    # instance type -> its facts, for the types of the nodes the target pods run on (their network limits)
+    node_types: dict[str, Any] = field(default_factory=dict)
     # where instance-type facts came from: "ec2" or the embedded catalogue (when EC2 cannot be asked)
     source: str = "ec2"
 

@@ -15,7 +15,7 @@ from playbooks.analyzers.owners import (
     JOBSET_NAME, OWNER_KINDS, WORKLOADS, Owner, owner_of_object, pod_owner, pod_selector,
 )
 from playbooks.model import Target
-from playbooks.gather_ec2 import Catalog, considered_nodepools, gather_ec2
+from playbooks.gather_ec2 import Catalog, considered_nodepools, gather_ec2, gather_node_types
 from playbooks.gather_gpu import gather_gpu_usage
 from playbooks.gpu_series import GpuMetrics
 from playbooks.karpenter.nodeclaim import nominated_claims
@@ -198,6 +198,9 @@ def gather(target: Target, *, owner: dict | None, pod: dict | None, node: dict |
     if facts.pending_pods() or target.kind == "nodepool":
         step("checking instance types and zone offerings with EC2")
         facts.ec2 = gather_ec2(facts, catalog=catalog)
+    elif any(p.phase == "Pending" and p.node_name for p in facts.pods if facts.is_target_pod(p)):
+        # A pod placed on a node and not started: the node's type bounds what it can give the pod (pod IPs).
+        facts.ec2.node_types = gather_node_types(facts, catalog=catalog)
     if facts.ec2.unavailable:
         facts.gaps.append(
             f"EC2 facts (GPU count, EFA support, zone offerings per instance type) were not checked: {facts.ec2.unavailable}."

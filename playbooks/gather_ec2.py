@@ -34,6 +34,7 @@ def gather_ec2(facts: Facts, *, catalog: Catalog | None) -> Ec2Facts:
             out.candidates[name] = candidates_for(facts.nodepools[name], catalog=catalog)
     except FactsUnavailable as exc:
         return Ec2Facts(unavailable=str(exc), region=catalog.region)
+    out.node_types = gather_node_types(facts, catalog=catalog)
     out.source = str(getattr(catalog, "source", None) or "ec2")
     if out.source != "ec2":
         facts.gaps.append(f"Instance-type facts come from the {out.source}, not EC2"
@@ -42,6 +43,19 @@ def gather_ec2(facts: Facts, *, catalog: Catalog | None) -> Ec2Facts:
     if names:
         _gather_offerings(out, names, catalog=catalog, facts=facts)
     return out
+
+
+def gather_node_types(facts: Facts, *, catalog: Catalog | None) -> dict[str, Any]:
+    """Facts of the instance types the target pods' nodes are (their network interfaces limit pod IPs)."""
+    running = sorted({((facts.node_of(p) or {}).get("metadata", {}).get("labels") or {}).get(lbl.INSTANCE_TYPE, "")
+                      for p in facts.pods if facts.is_target_pod(p) and p.node_name} - {""})
+    if not running or catalog is None:
+        return {}
+    try:
+        return dict(catalog.matching(running))
+    except FactsUnavailable as exc:
+        facts.gaps.append(f"The instance types of the pods' nodes were not read: {exc}.")
+        return {}
 
 
 def _gather_offerings(out: Ec2Facts, names: list[str], *, catalog: Catalog, facts: Facts) -> None:

@@ -36,7 +36,7 @@ CLAIM_CEILING = "warning"
 @dataclass(frozen=True)
 class Located:
     signal: Signal
-    origin: str  # "event", "condition", "log", "karpenter", "device-plugin", "node-event", "owner-event"
+    origin: str  # "event", "condition", "log", "karpenter", "device-plugin", "node-event", "owner-event", "lost-event"
     pod: PodFacts | None = None
     node: str | None = None
     component: str = ""  # the event's reporting component ("karpenter", "default-scheduler", ...)
@@ -87,6 +87,16 @@ def _scan(facts: Facts):
                 if not (previous and recovered(pod.pod, container))]
         yield from _each(facts, logs, lambda entry, pod=pod: _log(pod, entry),
                          what=lambda entry, pod=pod: _log_source(pod, entry))
+    # Pods of the job deleted since (evicted, garbage-collected with their node): what the kubelet said to them
+    # is why they ended (an eviction for disk or memory pressure, an OOM kill). Karpenter's words to them are
+    # read by the disruption and interruption analyzers (analyzers/lost.py).
+    for name, events in sorted(facts.lost_pods.items()):
+        kubelet = [e for e in events if event_component(e) == "kubelet"]
+        yield from _each(facts, kubelet, lambda event, name=name: [
+            Located(sig, "lost-event", component="kubelet", when=event_time(event))
+            for sig in scan_line(event.get("message") or event.get("note") or "",
+                                 source=event_source(f"pod/{facts.target.namespace}/{name} (deleted since)", event))],
+            what=lambda event, name=name: f"an event about pod/{name} ({_event_name(event)})")
     for node, events in facts.node_events.items():
         yield from _each(facts, events, lambda event, node=node: _node_event(facts, node, event),
                          what=lambda event, node=node: f"an event about node/{node} ({_event_name(event)})")
@@ -128,7 +138,7 @@ def _log(pod: PodFacts, entry: tuple[str, bool, str]) -> list[Located]:
 
 def _node_event(facts: Facts, node: str, event: dict) -> list[Located]:
     voice = voice_of(event)
-    return [_vouched(Located(sig, "node-event", node=node), voice, facts)
+    return [_vouched(Located(sig, "node-event", node=node, when=event_time(event)), voice, facts)
             for sig in scan_line(event.get("message") or event.get("note") or "",
                                  source=event_source(f"node/{node}", event))]
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from datetime import datetime
 
+from playbooks.analyzers.evidence import event_time, parse_time
 from playbooks.analyzers.history import settled
 from playbooks.analyzers.launches import launching_instead, nodepool_of
 from playbooks.analyzers import unrecognised
@@ -181,6 +182,15 @@ def _weigh(loc: Located, facts: Facts, context: _Context) -> Weight | None:
         return Weight("info", history="a failed pull before the container started; it has run an hour since")
     if loc.history and severity != "info":
         return Weight("info", history=loc.history)
+    since = _state_since(sig, loc, facts)
+    if since and severity != "info":
+        return Weight("info", history=since)
+    ruled_out = _not_the_subnet(sig, loc, facts)
+    if ruled_out:
+        # The reading is wrong here; the event itself still stands, quoted by the floor with the reason
+        # (analyzers/unrecognised.py).
+        facts.cache.setdefault("ruled_out", {})[sig.line] = ruled_out
+        return None
     if _provisioning(sig.code) and severity != "info":
         about = _pending_pods_named(loc, context.pending)
         if loc.pod is not None and loc.pod.name not in context.pending and _scheduling_history(loc):
@@ -206,6 +216,68 @@ def _weigh(loc: Located, facts: Facts, context: _Context) -> Weight | None:
     if loc.pod is not None and not facts.is_target_pod(loc.pod):
         severity = _lower(severity)
     return Weight(severity, unconfirmed, aside)
+
+
+def _state_since(sig: Signal, loc: Located, facts: Facts) -> str:
+    """Why an event's state is over: the newest state of the object it is about says otherwise (a job resumed
+    since it was suspended, a node Ready again since it went NotReady), or ""."""
+    if sig.code == "scheduling.gated" and sig.fields.get("hold") == "suspended" and facts.owner is not None:
+        spec = facts.owner.get("spec") or {}
+        flag = (spec.get("runPolicy") or {}).get("suspend") if facts.owner_kind == "pytorchjob" else spec.get("suspend")
+        newest = _newest_condition(facts.owner, "Suspended")
+        if not flag and newest is not None and str(newest.get("status")) == "False":
+            return f"the job was resumed since ({newest.get('reason') or 'Suspended=False'})"
+    if sig.code == "node.not_ready" and loc.when is not None:
+        node = _node_about(loc, facts)
+        ready = _newest_condition(node, "Ready") if node else None
+        if ready is None or str(ready.get("status")) != "True":
+            return ""
+        name = node["metadata"].get("name", "")
+        since = parse_time(ready.get("lastTransitionTime"))
+        # The kubelet's NodeReady event (pkg/kubelet/nodestatus/setters.go ReadyCondition records it on each
+        # return to Ready) is the return too when the condition's transition time was not kept.
+        back = [event_time(e) for e in facts.node_events.get(name, []) if e.get("reason") == "NodeReady"]
+        if (since is not None and loc.when <= since) or any(loc.when <= t for t in back):
+            return f"node {name} has been Ready again since"
+    return ""
+
+
+def _not_the_subnet(sig: Signal, loc: Located, facts: Facts) -> str:
+    """A pod on a node whose kubelet admits more pods than the node's network interfaces have IPs for: the VPC
+    CNI's "failed to assign an IP address" is that node's pool running dry, not the subnet (aws
+    amazon-vpc-cni-k8s misc/eni-max-pods.txt: ENIs x (IPv4 per ENI - 1) + 2 without prefix delegation;
+    karpenter-provider-aws pkg/providers/instancetype/types.go pods() when kubelet.maxPods overrides it)."""
+    if sig.code != "karpenter.subnet_problem" or sig.fields.get("problem") != "no pod IP address" or loc.pod is None:
+        return ""
+    node = facts.node_of(loc.pod)
+    if not node:
+        return ""
+    labels = (node.get("metadata") or {}).get("labels") or {}
+    kind = labels.get("node.kubernetes.io/instance-type", "")
+    info = facts.ec2.candidates.get(labels.get("karpenter.sh/nodepool", ""), {}).get(kind) or facts.ec2.node_types.get(kind)
+    eni = getattr(info, "max_pods", None)
+    try:
+        admits = int(((node.get("status") or {}).get("capacity") or {}).get("pods") or 0)
+    except ValueError:
+        return ""
+    if not eni or admits <= int(eni):
+        return ""
+    return (f"not the subnet: node {node['metadata'].get('name', '')} admits {admits} pods (kubelet maxPods) but a "
+            f"{kind} has network interfaces for {int(eni)} pod IPs, so the VPC CNI ran out on the node; lower maxPods "
+            "to the ENI limit or enable prefix delegation")
+
+
+def _newest_condition(obj: dict | None, kind: str) -> dict | None:
+    matching = [c for c in ((obj or {}).get("status") or {}).get("conditions") or [] if c.get("type") == kind]
+    return max(matching, key=lambda c: str(c.get("lastTransitionTime") or "")) if matching else None
+
+
+def _node_about(loc: Located, facts: Facts) -> dict | None:
+    """The node a node.not_ready signal is about: its event's node, the pod's node, the node it names."""
+    for name in (loc.node, loc.signal.fields.get("node"), loc.pod.node_name if loc.pod else None):
+        if name and facts.nodes.get(name):
+            return facts.nodes[name]
+    return None
 
 
 # Launch failures of one NodeClaim (the instance could not be had), which the next NodeClaim does not share.

@@ -47,6 +47,7 @@ class Unmatched:
     pod: PodFacts | None = None
     node: str | None = None
     owner: bool = False
+    why: str = ""        # why a rule's reading of it was ruled out, when one was
 
 
 def warnings_about(facts: Facts) -> Iterator[tuple[str, str, dict, PodFacts | None, str | None, bool]]:
@@ -94,9 +95,28 @@ def note(facts: Facts) -> list[Unmatched]:
     return unmatched
 
 
+def ruled_out(facts: Facts) -> list[Unmatched]:
+    """Warnings a rule read but an analyzer ruled that reading out (``facts.cache["ruled_out"]``: the line and
+    why): the event stands, quoted by the floor with the reason."""
+    why = facts.cache.get("ruled_out") or {}
+    if not why:
+        return []
+    out, seen = [], set()
+    for about, ref, event, pod, node, owner in warnings_about(facts):
+        message = str(event.get("message") or event.get("note") or "").strip()
+        if event.get("type") != "Warning" or (about, message) in seen:
+            continue
+        reasons = [r for line, r in why.items() if line.rstrip("…") and message.startswith(line.rstrip("…"))]
+        if reasons:
+            seen.add((about, message))
+            out.append(Unmatched(about, event_component(event) or "the cluster", event, ref, pod, node, owner, reasons[0]))
+    return out
+
+
 def floor(facts: Facts, findings: list[Finding]) -> list[Finding]:
     """The floor findings for a diagnosis whose analyzers produced ``findings``."""
-    out = [f for f in (_event_finding(item, facts) for item in note(facts)) if f is not None]
+    items = note(facts) + ruled_out(facts)
+    out = [f for f in (_event_finding(item, facts) for item in items) if f is not None]
     serious = any(f.severity != "info" for f in findings + out)
     if not serious:
         out += list(_states(facts))
@@ -125,7 +145,10 @@ def _event_finding(item: Unmatched, facts: Facts) -> Finding | None:
     elif item.node:
         fields["node"] = item.node
     view = View(code=CODE, fields=fields, values={}, count=1, confidence="low", codes=frozenset())
-    title = (f"{item.who} reported {reason} about {item.about}: {entry.meaning}" if entry is not None
+    if item.why:
+        fields["meaning"] = f"{entry.meaning + ' ' if entry is not None else ''}Here: {item.why}."
+    title = (f"{item.who} reported {reason} about {item.about}: {item.why}" if item.why
+             else f"{item.who} reported {reason} about {item.about}: {entry.meaning}" if entry is not None
              else f"{item.who} reported {reason or 'a Warning'} about {item.about}, which no rule explains: "
                   f"{trim(message, 160)}")
     return Finding(

@@ -76,6 +76,8 @@ PLACEMENTS = {
     "nccl.network_config": (partial(live.training_log, crashed=True), 0),
     "storage.disk_full": (partial(live.training_log, crashed=True), 0),
     "training.crash_loop": (live.crash_loop_event, 0),
+    # a Warning event no rule reads, on a pod still starting: the floor quotes it
+    "cluster.unrecognised": (live.starting_pod_event, 1),
     # kubelet's Failed events on a pod whose container cannot start
     "image.pull_failed": (live.starting_pod_event, 0),
     "container.config_error": (live.starting_pod_event, 0),

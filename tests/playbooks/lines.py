@@ -448,6 +448,11 @@ LINES: list[tuple[str, str, dict[str, str]]] = [
         {"writer": "client-go", "format": "klog"},
     ),
     (
+        "cluster.unrecognised",
+        "  Warning  AttachQuotaReached  2m  kubelet  the volume plugin refused the request: attachment slots of this instance family are used up",
+        {"reason": "AttachQuotaReached", "format": "describe", "writer": "kubelet"},
+    ),
+    (
         "training.gpu_not_visible",
         "RuntimeError: No CUDA GPUs are available",
         {"exc_type": "RuntimeError"},

@@ -475,8 +475,15 @@ rule("warning", "platform", None, "The node was cordoned.", "kubectl get node NO
      "disruption, a drain).", reason="NodeNotSchedulable")
 rule("warning", "hardware", None, "The node rebooted.", "Read the node's events and the instance's console "
      "log; pods on it restart.", reason="Rebooted")
+# The image GC manager records InvalidDiskCapacity when its first stats read finds the image filesystem's
+# capacity still 0 (pkg/kubelet/images/image_gc_manager.go), which happens at every kubelet start before
+# cAdvisor has measured the disk: the one-off start-up warning docs/findings.md calls benign.
+rule("normal", "transient", None, "The kubelet's first look at the image filesystem came before cAdvisor had "
+     "measured it; a one-off start-up warning.", "Nothing to do unless it repeats after start-up (then read "
+     "the kubelet log on the node).", "The event repeating long after the node became Ready.",
+     reason="InvalidDiskCapacity")
 rule("warning", "platform", None, "The kubelet failed a routine node task (garbage collection, set-up).",
-     "Read the kubelet log on the node.", reason=("ContainerGCFailed", "ImageGCFailed", "InvalidDiskCapacity",
+     "Read the kubelet log on the node.", reason=("ContainerGCFailed", "ImageGCFailed",
                                                  "KubeletSetupFailed", "FailedNodeAllocatableEnforcement",
                                                  "FailedSync", "FailedValidation"))
 rule("warning", "capacity", "storage.disk_full",

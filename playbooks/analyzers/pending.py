@@ -67,13 +67,15 @@ def _pending_pod(pod: PodFacts, facts: Facts, *, shape: tuple = ()) -> tuple[lis
                     f"(NodePools: {', '.join(sorted(facts.nodepools)) or 'none'}), so no node can ever match."),
             evidence=[ev.field(pod.ref, "spec.nodeSelector", pod.pod["spec"]["nodeSelector"]), *quoted],
         )], []
-    verdicts = [evaluate(pod, facts.nodepools[n], facts) for n in considered_nodepools(pod, facts) if n in facts.nodepools]
+    verdicts = [evaluate(pod, facts.nodepools[n], facts)
+                for n in by_weight([n for n in considered_nodepools(pod, facts) if n in facts.nodepools], facts)]
+    usable = reachable(verdicts)
     # without the DaemonSets their overhead is unknown: a fit is then not sure enough to doubt the cluster's words
-    serving = [v.nodepool for v in verdicts if v.ok and v.verified and v.offerings_unknown is None
+    serving = [v.nodepool for v in usable if v.verified and v.offerings_unknown is None
                ] if "daemonsets" not in facts.unread else []
     # the NodePools meant for the pod: those that can serve it, else those that got closest; Karpenter's
     # errors about the others are true but not this pod's story (signals.py ranks them low)
-    fitting = [v.nodepool for v in verdicts if v.ok]
+    fitting = [v.nodepool for v in usable]
     least = min((v.score for v in verdicts), default=0)
     facts.cache.setdefault("closest_nodepools", {})[shape] = fitting or [v.nodepool for v in verdicts if v.score == least]
     if not verdicts or any(v.ok for v in verdicts):
@@ -86,6 +88,35 @@ def _pending_pod(pod: PodFacts, facts: Facts, *, shape: tuple = ()) -> tuple[lis
         for blocker in verdict.blockers:
             findings.append(finding_for(pod, nodepool, blocker, verdict=verdict, facts=facts, quoted=quoted))
     return findings, []
+
+
+def by_weight(names: list[str], facts: Facts) -> list[str]:
+    """NodePools in the order Karpenter tries them: spec.weight, highest first, equal weights by name in
+    reverse ([core] kubernetes-sigs/karpenter v1.14.0 pkg/utils/nodepool/nodepool.go OrderByWeight)."""
+    def weight(name: str) -> int:
+        try:
+            return int((facts.nodepools[name].get("spec") or {}).get("weight") or 0)
+        except (TypeError, ValueError):
+            return 0
+    return sorted(sorted(names, reverse=True), key=weight, reverse=True)
+
+
+def reachable(verdicts: list[Verdict]) -> list[Verdict]:
+    """The passing verdicts, in weight order, that Karpenter may use: none after one that can launch the pod into
+    an available reserved offering. [core] kubernetes-sigs/karpenter v1.14.0
+    pkg/controllers/provisioning/scheduling/scheduler.go addToNewNodeClaim: "If the pod is compatible with a
+    NodePool with reserved offerings available, we shouldn't fall back to a NodePool with a lower weight"; the
+    provisioner runs with DisableReservedCapacityFallback (provisioner.go), so while that NodePool's
+    reservations are spoken for the pod waits for them ("deferring scheduling decision ... due to limited
+    reserved offering capacity") instead of launching from a lower-weight NodePool."""
+    out = []
+    for verdict in verdicts:
+        if not verdict.ok:
+            continue
+        out.append(verdict)
+        if verdict.reserved:
+            break
+    return out
 
 
 _OFFERING_WORDS = linear.compile(r"required offering|had a required offering|no instance type which had enough resources and the required offering")

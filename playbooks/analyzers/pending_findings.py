@@ -251,6 +251,10 @@ def _overhead_words(config: NodeConfig | None) -> str:
     the estimate (aws/karpenter-provider-aws pkg/providers/instancetype/types.go Resolve)."""
     config = config or DEFAULT_NODE
     words = [f"{config.vm_overhead * 100:g} %"]
+    if config.discovered_memory:
+        # aws/karpenter-provider-aws v1.14.1 pkg/providers/instancetype/instancetype.go discoveredCapacityCache
+        words.append("memory of " + ", ".join(f"{t} as a registered node reported it ({res.show('memory', m)})"
+                                              for t, m in sorted(config.discovered_memory.items())))
     for label, value in (("maxPods", config.max_pods), ("podsPerCore", config.pods_per_core),
                          ("kubeReserved", config.kube_reserved), ("systemReserved", config.system_reserved),
                          ("evictionHard", config.eviction_hard)):
@@ -285,6 +289,9 @@ def _efa(pod, nodepool, blocker, facts):
     name = nodepool["metadata"]["name"]
     types = blocker.data["types"]
     plugin = [d for d in facts.device_plugins if "efa" in d["metadata"]["name"]]
+    config = blocker.data.get("config")
+    if config is not None and config.efa_only_interfaces == 0 and any(i.max_efa_interfaces for i in types.values()):
+        return _efa_network_interfaces(pod, nodepool, blocker, facts)
     detail = (f"The pod requests {blocker.data['requests'][EFA]:g} {EFA}, which only the EFA device plugin advertises, "
               f"and only on instance types with EFA. NodePool {name} allows {list_names(types)}, none of which supports "
               f"EFA, so no node it creates will ever offer the resource ('Insufficient {EFA}'). Allow EFA-capable types "
@@ -304,10 +311,36 @@ def _efa(pod, nodepool, blocker, facts):
             f"{pod.name} requests {EFA}, but NodePool {name} allows only instance types without EFA", detail, evidence, fix)
 
 
+def _efa_network_interfaces(pod, nodepool, blocker, facts):
+    """The EC2NodeClass sets spec.networkInterfaces without an efa-only interface: Karpenter then counts no EFA
+    on any type, whatever the type supports (aws/karpenter-provider-aws v1.14.1
+    pkg/providers/instancetype/types.go efas(), v1.11+)."""
+    name = nodepool["metadata"]["name"]
+    types = blocker.data["types"]
+    key, _ = off.nodeclass_of(nodepool, facts.nodeclasses)
+    nodeclass_name = key.split("/", 1)[1]
+    detail = (f"The pod requests {blocker.data['requests'][EFA]:g} {EFA}. NodePool {name} allows EFA-capable types "
+              f"({list_names(types)}), but its EC2NodeClass {nodeclass_name} sets spec.networkInterfaces with no "
+              f"interfaceType: efa-only entry. When that field is set, Karpenter counts one EFA per efa-only interface "
+              f"instead of the type's own maximum, so it sees no node that could offer {EFA}. Add efa-only interfaces "
+              f"(one per network card, deviceIndex 0 on cards other than the primary's) or drop the field.")
+    evidence = [ev.field(pod.ref, "spec.containers[].resources", _container_resources(pod)),
+                ev.field(f"ec2nodeclass/{nodeclass_name}", "spec.networkInterfaces",
+                         list(blocker.data["config"].network_interfaces or ())),
+                _ec2_evidence(types.values(), facts)]
+    fix = render_fix("generic/karpenter.no_instance_type.sh.j2", nodepool=name,
+                     resources=res.show_all(blocker.data["requests"]), gpus=f"{blocker.data['requests'].get(GPU, 0):g}")
+    return ("efa.resource_unavailable",
+            f"{pod.name} requests {EFA}, but EC2NodeClass {nodeclass_name}'s networkInterfaces define no EFA interface",
+            detail, evidence, fix)
+
+
 # -- offerings, minValues, limits ----------------------------------------------------------------------
 
 def _offering(pod, nodepool, blocker, facts):
     name = nodepool["metadata"]["name"]
+    if blocker.data.get("nodeclass_incompatible"):
+        return _offering_network_interfaces(pod, nodepool, blocker, facts)
     offers = blocker.data["offerings"]
     types = blocker.data["types"]
     zones = offers.zones
@@ -363,6 +396,30 @@ def _offering(pod, nodepool, blocker, facts):
                      zones=good, pinned=wanted)
     title = f"{list_names(types)} {'is' if len(types) == 1 else 'are'} not offered in {wanted}, where {pod.name} is pinned"
     return "karpenter.offering_unavailable_in_zone", title, detail, evidence, fix
+
+
+def _offering_network_interfaces(pod, nodepool, blocker, facts):
+    """aws/karpenter-provider-aws v1.14.1 pkg/providers/instancetype/compatibility/compatibility.go
+    networkInterfaceCheck: more efa-only interfaces than a type's MaximumEfaInterfaces make all its offerings
+    unavailable."""
+    name = nodepool["metadata"]["name"]
+    types = {t: blocker.data["types"][t] for t in blocker.data["nodeclass_incompatible"]}
+    key, _ = off.nodeclass_of(nodepool, facts.nodeclasses)
+    nodeclass_name = key.split("/", 1)[1]
+    wanted = blocker.data["config"].efa_only_interfaces or 0
+    have = ", ".join(f"{t}: {i.max_efa_interfaces}" for t, i in sorted(types.items())[:8])
+    detail = (f"EC2NodeClass {nodeclass_name} sets spec.networkInterfaces with {wanted} efa-only interface(s), more than "
+              f"the instance types that fit {pod.name} support ({have}). Karpenter marks every offering of such a type "
+              f"unavailable and answers 'no instance type has the required offering'. Use as many efa-only interfaces "
+              f"as the types allow, or allow types with more EFA interfaces.")
+    evidence = [ev.field(f"ec2nodeclass/{nodeclass_name}", "spec.networkInterfaces",
+                         list(blocker.data["config"].network_interfaces or ())),
+                _ec2_evidence(types.values(), facts), _np_requirements(nodepool)]
+    fix = render_fix("generic/karpenter.no_instance_type.sh.j2", nodepool=name,
+                     resources=res.show_all(res.pod_requests(pod.pod)), gpus=f"{pod.count(GPU)}")
+    return ("karpenter.offering_unavailable_in_zone",
+            f"EC2NodeClass {nodeclass_name} asks for {wanted} EFA interfaces; {list_names(types)} support fewer",
+            detail, evidence, fix)
 
 
 def _min_values(pod, nodepool, blocker, facts):

@@ -23,6 +23,7 @@ from playbooks.karpenter.topology import (
     required_terms, selector_matches, selector_string, term_selector, volume_zones,
 )
 from playbooks.model import Evidence, Finding
+from playbooks.karpenter import resources as res
 from playbooks.karpenter.requirements import nodepool_requirements
 
 SPREAD = "scheduling.topology_spread"
@@ -117,8 +118,8 @@ def _spread_finding(pod: PodFacts, check: SpreadCheck, *, index: int, constraint
     fix = render_fix("topology_spread.yaml.j2",
                      **owner_patch(pod, {"topologySpreadConstraints": patched}, replica_types=_replica_types(facts)),
                      key=check.key, unreachable=unreachable, nodepools=nodepools)
-    where = (f" The domains holding fewest pods ({', '.join(unreachable)}) are ones no node can be launched in."
-             if unreachable else "")
+    where = (f" The domains holding fewest pods ({', '.join(unreachable)}) are ones no node can be launched in for "
+             f"this pod.{_foreign_domains(pod, check, unreachable, nodepools, facts)}" if unreachable else "")
     return Finding(
         code=SPREAD, severity="error", confidence=_confidence(domains, check.unknown_pods, facts),
         title=(f"{pod.name} cannot be placed in any {check.key} without exceeding maxSkew={check.max_skew} "
@@ -130,6 +131,29 @@ def _spread_finding(pod: PodFacts, check: SpreadCheck, *, index: int, constraint
                 f"Let the NodePool launch where pods are fewest, raise maxSkew, or use ScheduleAnyway."),
         evidence=evidence, fix=fix,
     )
+
+
+def _foreign_domains(pod: PodFacts, check: SpreadCheck, unreachable: list[str], nodepools: list[str],
+                     facts: Facts) -> str:
+    """Why a domain the pod cannot launch in still counts: another NodePool can launch there. [core]
+    kubernetes-sigs/karpenter v1.14.0 pkg/controllers/provisioning/scheduling/topology.go buildDomainGroups
+    registers every NodePool's domains; only nodeTaintsPolicy: Honor drops those of NodePools whose taints
+    the pod does not tolerate (topologydomaingroup.go ForEachDomain)."""
+    foreign = {d: [n for n in check.sources.get(d, ()) if n not in nodepools] for d in unreachable}
+    foreign = {d: names for d, names in foreign.items() if names}
+    if not foreign:
+        return ""
+    names = sorted({n for ns in foreign.values() for n in ns})
+    tolerations = (pod.pod.get("spec") or {}).get("tolerations") or []
+    tainted = [n for n in names if any(not res.tolerates(t, tolerations) for t in
+                                       (((facts.nodepools[n].get("spec") or {}).get("template") or {}).get("spec")
+                                        or {}).get("taints") or [])]
+    text = (f" Karpenter counts {', '.join(sorted(foreign))} because NodePool {', '.join(names)} can launch there, "
+            f"although this pod cannot use it: every NodePool's domains count towards the global minimum.")
+    if tainted and not check.honor_taints:
+        text += (f" With nodeTaintsPolicy: Honor on the constraint, the domains of NodePool {', '.join(tainted)} "
+                 f"(whose taints the pod does not tolerate) would not count.")
+    return text
 
 
 # -- required pod anti-affinity --------------------------------------------------------------------

@@ -13,7 +13,7 @@ from playbooks.karpenter import limits as lim
 from playbooks.karpenter import offerings as off
 from playbooks.karpenter import resources as res
 from playbooks.karpenter.controller_settings import BEST_EFFORT
-from playbooks.karpenter.nodeconfig import NodeConfig, node_config
+from playbooks.karpenter.nodeconfig import NodeConfig, discovered_memory, node_config
 from playbooks.karpenter.requirements import (
     Incompatible, Requirements, instance_requirements, is_auto_mode, label_prefix, min_values_unmet,
     nodepool_requirements, pod_terms,
@@ -38,6 +38,8 @@ class Verdict:
     # set when a term passed only because no zone offering of its instance types was known while its zones
     # are restricted: {"zones": ..., "types": ...}
     offerings_unknown: dict | None = None
+    # a term that passed can launch into an available reserved offering (capacity reservation, Capacity Block)
+    reserved: bool = False
 
     @property
     def ok(self) -> bool:
@@ -64,8 +66,12 @@ def evaluate(pod: PodFacts, nodepool: dict, facts: Facts) -> Verdict:
     if broken:
         verdict.blockers.append(Blocker("nodeclass", 1, {"nodeclass": nodeclass_key, "condition": broken}))
     np_reqs = nodepool_requirements(nodepool, karpenter_version=facts.karpenter.version)
+    # a registered node's memory stands in for the VM overhead estimate of its type (nodeconfig.discovered_memory)
+    discovered = discovered_memory([*facts.nodes.values(), *facts.peer_nodes.values()],
+                                   nodeclass_name=nodeclass_key.split("/", 1)[1], nodeclass=nodeclass,
+                                   nodeclaims=facts.nodeclaims, controller_version=facts.karpenter.version)
     config = node_config(nodepool=nodepool, nodeclass=nodeclass, controller_version=facts.karpenter.version,
-                         vm_overhead=facts.karpenter.vm_memory_overhead_percent)
+                         vm_overhead=facts.karpenter.vm_memory_overhead_percent, discovered=discovered)
     outcomes = [_term(term, np_reqs, nodepool=nodepool, requests=requests, facts=facts, auto=auto,
                       nodeclass=nodeclass, verdict=verdict, config=config) for term in pod_terms(pod.pod)]
     for index, outcome in enumerate(outcomes):
@@ -122,11 +128,21 @@ def _term(term: Requirements, np_reqs: Requirements, *, nodepool: dict, requests
     # aws types.go NewInstanceType: allocatable from the NodeClass's kubelet, storage and AMI family
     fit = res.fit(requests, overhead, types, config=config, per_type={t: o for t, (o, _) in per_type.items()})
     if not fit.fitting:
-        kind = "efa" if requests.get(res.EFA) and not any(i.max_efa_interfaces for i in types.values()) else "resources"
+        # EFA capacity as computeCapacity sets it: the NodeClass's efa-only networkInterfaces override the type's
+        kind = ("efa" if requests.get(res.EFA) and not any(res.capacity(i, config).get(res.EFA) for i in types.values())
+                else "resources")
         overhead, daemons = per_type.get(_closest(fit) or "", (overhead, daemons))
         return Blocker(kind, 1, {"requests": requests, "overhead": overhead, "daemonsets": daemons, "types": types,
                                  "missing": fit.missing, "allocatable": fit.allocatable, "config": config})
     offers = off.check(merged, fit.fitting, ec2=facts.ec2, nodeclass=nodeclass)
+    # aws/karpenter-provider-aws v1.14.1 pkg/providers/instancetype/offering/base_resolver.go and
+    # reserved_capacity_resolver.go: every offering of a type the NodeClass's networkInterfaces do not fit
+    # (compatibility.go IsCompatibleWithNodeClass) is unavailable
+    incompatible = sorted(t for t, i in offers.offered.items() if not res.nodeclass_compatible(i, config))
+    if incompatible and len(incompatible) == len(offers.offered):
+        return Blocker("offering", 1, {"offerings": offers, "types": fit.fitting, "merged": merged,
+                                       "nodeclass_incompatible": incompatible, "config": config})
+    offers.offered = {t: i for t, i in offers.offered.items() if t not in incompatible}
     if not offers.offered:
         return Blocker("offering", 1, {"offerings": offers, "types": fit.fitting, "merged": merged})
     # passed only for want of data: a zone pin with no zone offerings known, or spot / reserved only with
@@ -145,7 +161,20 @@ def _term(term: Requirements, np_reqs: Requirements, *, nodepool: dict, requests
     block = lim.blocking(nodepool, offers.offered, config)
     if block:
         return Blocker("limit", 1, {"block": block, "requests": requests})
+    verdict.reserved = verdict.reserved or _reserved_compatible(offers, merged)
     return None
+
+
+def _reserved_compatible(offers: off.Offerings, merged: Requirements) -> bool:
+    """[core] kubernetes-sigs/karpenter v1.14.0 pkg/controllers/provisioning/scheduling/nodeclaim.go
+    offeringsToReserve: an available reserved offering of a remaining type compatible with the NodeClaim's
+    requirements (zone, capacity type)."""
+    if "reserved" not in offers.capacity_types:
+        return False
+    zone_req = merged.get(lbl.ZONE)
+    return any(cts is not None and "reserved" in cts and zone_req.has(zone)
+               and (offers.zones is None or zone in offers.zones)
+               for name in offers.offered for zone, cts in (offers.where.get(name) or {}).items())
 
 
 def _closest(fit: res.Fit) -> str | None:

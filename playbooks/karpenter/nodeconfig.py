@@ -47,6 +47,28 @@ class NodeConfig:
     eviction_soft: dict[str, str] = field(default_factory=dict)
     vm_overhead: float = VM_MEMORY_OVERHEAD
     version: tuple[int, int] | None = None  # the controller's release; None: not known (read as current)
+    # instance type -> memory capacity (bytes) a registered node of that type reported (discovered_memory)
+    discovered_memory: dict[str, float] = field(default_factory=dict)
+    # EC2NodeClass spec.networkInterfaces (v1.11+); None: the field is not set
+    network_interfaces: tuple[dict, ...] | None = None
+
+    @property
+    def efa_only_interfaces(self) -> int | None:
+        """EFA capacity the NodeClass sets: its efa-only interfaces, whatever the type supports; None: the type's
+        own MaximumEfaInterfaces counts (aws/karpenter-provider-aws v1.14.1 pkg/providers/instancetype/types.go
+        efas(): "If the network interface field is specified on the NodeClass, this overrides the EFAs that the
+        instance type supports"; since v1.11.0)."""
+        if self.network_interfaces is None or not self.at_least((1, 11)):
+            return None
+        return sum(1 for n in self.network_interfaces if n.get("interfaceType") == "efa-only")
+
+    @property
+    def efa_only_on_default_card(self) -> int:
+        """types.go ENILimitedPods: efa-only interfaces on network card 0 take an ENI from pod networking."""
+        if self.network_interfaces is None or not self.at_least((1, 11)):
+            return 0
+        return sum(1 for n in self.network_interfaces
+                   if n.get("interfaceType") == "efa-only" and int(n.get("networkCardIndex") or 0) == 0)
 
     @property
     def ephemeral_device(self) -> str | None:
@@ -120,8 +142,59 @@ def _overhead_percent(text: str | None) -> float:
     return value if 0 <= value < 1 else VM_MEMORY_OVERHEAD
 
 
+def _memory_bytes(value) -> float | None:
+    match = _MEMORY.match(str(value or "").strip())
+    if not match:
+        return None
+    return float(match.group(1)) * _MEMORY_SUFFIX[match.group(2)]
+
+
+_MEMORY = linear.compile(r"^([0-9]+(?:\.[0-9]+)?)(Ki|Mi|Gi|Ti|k|M|G|T|)$")
+_MEMORY_SUFFIX = {"": 1, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
+REGISTERED = "karpenter.sh/registered"
+INSTANCE_TYPE = "node.kubernetes.io/instance-type"
+NODECLASS_LABEL = "karpenter.k8s.aws/ec2nodeclass"
+
+
+def discovered_memory(nodes, *, nodeclass_name: str, nodeclass: dict | None, nodeclaims: dict[str, dict],
+                      controller_version: str | None = None) -> dict[str, float]:
+    """instance type -> the smallest memory capacity a registered node of that type reported, for nodes
+    launched from this EC2NodeClass with one of its current AMIs.
+
+    aws/karpenter-provider-aws v1.14.1 pkg/providers/instancetype/instancetype.go get(): a type's
+    Capacity[memory] is taken from discoveredCapacityCache when it holds the type (key: instance type and the
+    NodeClass's AMIs), so the VM overhead estimate (memory(), vmMemoryOverheadPercent) counts only for types
+    no node has shown yet. UpdateInstanceTypeCapacityFromNode fills it from node.status.capacity.memory, the
+    lowest seen, when the NodeClaim's image is one of the NodeClass's AMIs;
+    pkg/controllers/providers/instancetype/capacity/controller.go does so once the node carries
+    karpenter.sh/registered=true. Since v1.1.0 (pkg/cache/cache.go DiscoveredCapacityCacheTTL: 60 days)."""
+    version = version_tuple(controller_version)
+    if version is not None and version < (1, 1):
+        return {}
+    ami_ids = {a.get("id") for a in ((nodeclass or {}).get("status") or {}).get("amis") or [] if a.get("id")}
+    claims = {((c.get("status") or {}).get("nodeName")): c for c in (nodeclaims or {}).values() if c}
+    out: dict[str, float] = {}
+    for node in nodes:
+        meta = (node or {}).get("metadata") or {}
+        labels = meta.get("labels") or {}
+        type_name = labels.get(INSTANCE_TYPE)
+        if not type_name or labels.get(REGISTERED) != "true":
+            continue
+        claim = claims.get(meta.get("name"))
+        owner = labels.get(NODECLASS_LABEL) or (((claim or {}).get("spec") or {}).get("nodeClassRef") or {}).get("name")
+        if owner != nodeclass_name:
+            continue
+        image = ((claim or {}).get("status") or {}).get("imageID")
+        if image and ami_ids and image not in ami_ids:
+            continue  # launched from an AMI the NodeClass no longer resolves: another cache key
+        memory = _memory_bytes((((node or {}).get("status") or {}).get("capacity") or {}).get("memory"))
+        if memory:
+            out[type_name] = min(memory, out.get(type_name, memory))
+    return out
+
+
 def node_config(*, nodepool: dict | None, nodeclass: dict | None, controller_version: str | None = None,
-                vm_overhead: str | None = None) -> NodeConfig:
+                vm_overhead: str | None = None, discovered: dict[str, float] | None = None) -> NodeConfig:
     """The settings that shape a new node of this NodePool: its NodeClass's (v1) or its template's
     (v1beta1) ``kubelet`` block, storage and AMI family, and the controller's overhead and release."""
     spec = (nodeclass or {}).get("spec") or {}
@@ -139,4 +212,7 @@ def node_config(*, nodepool: dict | None, nodeclass: dict | None, controller_ver
         eviction_soft=_strings(kubelet.get("evictionSoft")),
         vm_overhead=_overhead_percent(vm_overhead),
         version=version_tuple(controller_version),
+        discovered_memory=dict(discovered or {}),
+        network_interfaces=(tuple(n for n in spec["networkInterfaces"] if isinstance(n, dict))
+                            if isinstance(spec.get("networkInterfaces"), list) else None),
     )

@@ -5,6 +5,7 @@ counts only if one of its offerings is compatible with the pod's and the NodePoo
 has the required offering")."""
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
 
 from playbooks.karpenter import labels as lbl
@@ -92,12 +93,36 @@ def offering_values(types: dict, *, ec2, nodeclass: dict | None) -> dict[str, di
     return out
 
 
-def reserved_offerings(nodeclass: dict | None) -> dict[str, set[str]]:
-    """instance type -> zones with an active capacity reservation (ODCR or Capacity Block) the NodeClass
-    selected (EC2NodeClass status.capacityReservations): the only source of "reserved" offerings."""
+# aws/karpenter-provider-aws v1.14.1 pkg/apis/v1/ec2nodeclass_status.go CapacityReservationFromEC2:
+# a Capacity Block is "expiring" from 40 minutes before its end (capacityReservationExpirationPeriod)
+CAPACITY_BLOCK_EXPIRATION = dt.timedelta(minutes=40)
+
+
+def _expiring(cr: dict, now: dt.datetime) -> bool:
+    if cr.get("state") == "expiring":
+        return True
+    if cr.get("reservationType") != "capacity-block" or not cr.get("endTime"):
+        return False
+    try:
+        end = dt.datetime.fromisoformat(str(cr["endTime"]).replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    if end.tzinfo is None:
+        end = end.replace(tzinfo=dt.timezone.utc)
+    return now >= end - CAPACITY_BLOCK_EXPIRATION  # the status may predate the window
+
+
+def reserved_offerings(nodeclass: dict | None, *, now: dt.datetime | None = None) -> dict[str, set[str]] | None:
+    """instance type -> zones with a capacity reservation (ODCR or Capacity Block) the NodeClass selected
+    (EC2NodeClass status.capacityReservations), not expiring: the only source of "reserved" offerings
+    (aws/karpenter-provider-aws v1.14.1 pkg/providers/instancetype/offering/reserved_capacity_resolver.go builds
+    one offering per nodeClass.CapacityReservations() entry). None: the NodeClass was not read."""
+    if nodeclass is None:
+        return None
+    now = now or dt.datetime.now(dt.timezone.utc)
     out: dict[str, set[str]] = {}
-    for cr in ((nodeclass or {}).get("status") or {}).get("capacityReservations") or []:
-        if cr.get("state", "active") == "active" and cr.get("instanceType") and cr.get("availabilityZone"):
+    for cr in (nodeclass.get("status") or {}).get("capacityReservations") or []:
+        if cr.get("instanceType") and cr.get("availabilityZone") and not _expiring(cr, now):
             out.setdefault(cr["instanceType"], set()).add(cr["availabilityZone"])
     return out
 
@@ -152,14 +177,29 @@ def check(reqs: Requirements, types: dict, *, ec2, nodeclass: dict | None) -> Of
     return out
 
 
-def _where(name: str, *, ec2, reserved: dict[str, set[str]]) -> dict[str, frozenset[str] | None] | None:
-    """zone -> capacity types (None: capacity types not known) for one type; None when EC2 said nothing."""
+def _where(name: str, *, ec2, reserved: dict[str, set[str]] | None) -> dict[str, frozenset[str] | None] | None:
+    """zone -> capacity types (None: capacity types not known) for one type; None when EC2 said nothing.
+
+    A reserved offering is available only for a reservation the NodeClass selected, not expiring, with
+    instances left (aws/karpenter-provider-aws v1.14.1 pkg/providers/instancetype/offering/
+    reserved_capacity_resolver.go: Available = compatible && reservationCapacity != 0 && zone offered && State
+    != expiring && not zonal-shifted). EC2's own "reserved" (an active reservation of the account with
+    AvailableInstanceCount > 0) says whether instances are left; the NodeClass says which reservations count.
+    Where EC2's capacity types were not read, a selected reservation is taken as available."""
     if name in (ec2.offerings or {}):
         where = {z: frozenset(c) for z, c in ec2.offerings[name].items()}
-    elif name in (ec2.zones or {}):
+        if reserved is None:
+            return where  # the NodeClass was not read: EC2's view stands
+        left = {z for z, c in where.items() if "reserved" in c}
+        where = {z: c - {"reserved"} for z, c in where.items()}
+        for zone in reserved.get(name, set()) & left:
+            where[zone] = where[zone] | {"reserved"}
+        return where
+    if name in (ec2.zones or {}):
         where = {z: None for z in ec2.zones[name]}
     else:
         return None
-    for zone in reserved.get(name, ()):
-        where[zone] = (where.get(zone) or frozenset()) | {"reserved"}
+    for zone in (reserved or {}).get(name, ()):
+        if zone not in where:
+            where[zone] = frozenset({"reserved"})
     return where

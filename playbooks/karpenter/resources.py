@@ -13,7 +13,8 @@ from playbooks.karpenter.requirements import instance_requirements, nodepool_req
 
 CPU, MEMORY, PODS, STORAGE = "cpu", "memory", "pods", "ephemeral-storage"
 GPU, AMD_GPU, EFA, NEURON = "nvidia.com/gpu", "amd.com/gpu", "vpc.amazonaws.com/efa", "aws.amazon.com/neuron"
-ACCELERATORS = (GPU, AMD_GPU, NEURON, "aws.amazon.com/neuroncore", "habana.ai/gaudi")
+NEURONCORE = "aws.amazon.com/neuroncore"
+ACCELERATORS = (GPU, AMD_GPU, NEURON, NEURONCORE, "habana.ai/gaudi")
 MIB = 1024 * 1024
 GI = 2**30
 
@@ -97,7 +98,7 @@ def max_pods(info, config: NodeConfig = DEFAULT) -> int:
     if config.max_pods is not None:
         count = config.max_pods
     elif config.eni_limited_pods:
-        count = _eni_pods(info)
+        count = _eni_pods(info, config)
     else:
         count = DEFAULT_MAX_PODS
     if config.pods_per_core and config.pods_per_core > 0 and config.pods_per_core_enabled:
@@ -105,12 +106,20 @@ def max_pods(info, config: NodeConfig = DEFAULT) -> int:
     return int(count)
 
 
-def _eni_pods(info) -> int:
+def _eni_pods(info, config: NodeConfig = DEFAULT) -> int:
+    """types.go ENILimitedPods: (ENIs of the default card - efa-only interfaces the NodeClass puts on card 0)
+    x (IPv4 per ENI - 1) + 2; 110 when the facts lack ENI data."""
+    enis = int(getattr(info, "default_card_network_interfaces", 0) or 0)
+    ips = int(getattr(info, "ipv4_per_interface", 0) or 0)
+    if config.efa_only_on_default_card and enis > 0 and ips > 0:
+        usable = max(enis - config.efa_only_on_default_card, 0)
+        return usable * (ips - 1) + 2 if usable else 0
     return int(getattr(info, "max_pods", None) or DEFAULT_MAX_PODS)
 
 
 def _memory_mib(info, config: NodeConfig) -> int:
-    """aws types.go memory(): Graviton's 64 MiB of CMA off, then the VM overhead (rounded up to a MiB)."""
+    """aws types.go memory(): Graviton's 64 MiB of CMA off, then the VM overhead (rounded up to a MiB). The
+    estimate; capacity() prefers a registered node's own figure (nodeconfig.discovered_memory)."""
     mem_mib = int(info.memory_mib)
     if tuple(getattr(info, "architectures", ()) or ())[:1] == ("arm64",):
         mem_mib -= 64
@@ -121,13 +130,16 @@ def ephemeral_storage(info, config: NodeConfig = DEFAULT) -> float | None:
     """aws types.go ephemeralStorage(): with instanceStorePolicy RAID0 the instance store's total (decimal
     GB); else the blockDeviceMapping marked rootVolume, for a Custom AMI the last mapping, else the mapping
     of the family's ephemeral device (/dev/xvda, Bottlerocket /dev/xvdb, Windows /dev/sda1); else the
-    family's default (20Gi, Windows 50Gi). None when RAID0 is asked and the instance store is not known."""
+    family's default (20Gi, Windows 50Gi).
+
+    A type without an instance store under RAID0 takes the root volume like any other: aws/karpenter-provider-aws
+    v1.14.1 pkg/providers/instancetype/types.go ephemeralStorage uses InstanceStorageInfo.TotalSizeInGB only
+    when EC2 states it and otherwise falls through. EC2 (and the embedded catalogue, which keeps
+    InstanceStorageInfo) leaves it out exactly for types with no instance store (inf2, g5g, dl2q ...)."""
     if config.instance_store_policy == "RAID0":
         total_gb = getattr(info, "instance_storage_gb", None)
-        if total_gb:
+        if total_gb is not None:
             return float(total_gb) * 1e9
-        if total_gb is None:
-            return None
     mappings = config.block_device_mappings
     if mappings:
         root = next((b for b in mappings if b.get("rootVolume")), None)
@@ -193,12 +205,15 @@ def _reserved(values: dict[str, str]) -> dict[str, float]:
 def capacity(info, config: NodeConfig = DEFAULT) -> dict[str, float]:
     """Capacity as Karpenter computes it (aws types.go computeCapacity): memory already less the VM overhead,
     pods as kubelet will allow them. NodePool limits count this (scheduler.go filterByRemainingResources)."""
-    out = {CPU: float(info.vcpus), MEMORY: float(_memory_mib(info, config)) * MIB,
+    # aws/karpenter-provider-aws v1.14.1 pkg/providers/instancetype/instancetype.go get(): the memory a
+    # registered node of this type reported replaces the estimate (discoveredCapacityCache, v1.1+)
+    memory = config.discovered_memory.get(getattr(info, "name", ""))
+    out = {CPU: float(info.vcpus), MEMORY: float(memory) if memory else float(_memory_mib(info, config)) * MIB,
            PODS: float(max_pods(info, config)), "nodes": 1.0}
     storage = ephemeral_storage(info, config)
     if storage is not None:
         out[STORAGE] = storage
-    return {**out, **_devices(info)}
+    return {**out, **_devices(info, config)}
 
 
 def allocatable(info, config: NodeConfig = DEFAULT) -> dict[str, float]:
@@ -208,11 +223,13 @@ def allocatable(info, config: NodeConfig = DEFAULT) -> dict[str, float]:
     11 MiB per pod + 255 MiB (pods ENI-limited on AL2 / AL2023 / Custom whatever maxPods says), 1Gi of
     ephemeral storage; the NodeClass's kubelet kubeReserved replaces each value it names."""
     cap = capacity(info, config)
-    reserved_pods = _eni_pods(info) if config.eni_limited_memory else max_pods(info, config)
+    reserved_pods = _eni_pods(info, config) if config.eni_limited_memory else max_pods(info, config)
     kube = {CPU: _kube_reserved_cpu(info.vcpus), MEMORY: float(11 * reserved_pods + 255) * MIB, STORAGE: float(GI)}
     kube.update(_reserved(config.kube_reserved))
     system = _reserved(config.system_reserved)
-    eviction = _eviction(cap[MEMORY], cap.get(STORAGE), config)
+    # types.go NewInstanceType computes the eviction threshold from memory()'s estimate, before get() swaps in
+    # a discovered capacity
+    eviction = _eviction(float(_memory_mib(info, config)) * MIB, cap.get(STORAGE), config)
     out = dict(cap)
     out.pop("nodes", None)
     for overhead in (kube, system, eviction):
@@ -224,22 +241,42 @@ def allocatable(info, config: NodeConfig = DEFAULT) -> dict[str, float]:
     return out
 
 
-def _devices(info) -> dict[str, float]:
-    """Extended resources by manufacturer (types.go nvidiaGPUs, amdGPUs, habanaGaudis, awsNeuronDevices, efas)."""
+def _devices(info, config: NodeConfig = DEFAULT) -> dict[str, float]:
+    """Extended resources by manufacturer (aws/karpenter-provider-aws v1.14.1 pkg/providers/instancetype/types.go
+    computeCapacity: nvidiaGPUs, amdGPUs, habanaGaudis, awsNeuronDevices, awsNeuronCores, efas). Neuron cores:
+    the first Neuron device's count x its cores (InstanceTypeInfo.neuron_core_count, v1.1+). EFA: the
+    EC2NodeClass's efa-only networkInterfaces when it sets the field, else MaximumEfaInterfaces."""
     out = {}
     if info.gpu_count:
         manufacturer = (getattr(info, "gpu_manufacturer", None) or "NVIDIA").upper()
         out[{"AMD": AMD_GPU, "HABANA": "habana.ai/gaudi"}.get(manufacturer, GPU)] = float(info.gpu_count)
-    if getattr(info, "max_efa_interfaces", 0):
-        out[EFA] = float(info.max_efa_interfaces)
+    efa = config.efa_only_interfaces
+    efa = getattr(info, "max_efa_interfaces", 0) if efa is None else efa
+    if efa:
+        out[EFA] = float(efa)
     if getattr(info, "neuron_count", 0):
         out[NEURON] = float(info.neuron_count)
+    if getattr(info, "neuron_core_count", 0):
+        out[NEURONCORE] = float(info.neuron_core_count)
     return out
+
+
+def nodeclass_compatible(info, config: NodeConfig = DEFAULT) -> bool:
+    """aws/karpenter-provider-aws v1.14.1 pkg/providers/instancetype/compatibility/compatibility.go
+    networkInterfaceCheck (FilterForNodeClass): with networkInterfaces set, a type needs as many network cards
+    and ENIs per card as the interfaces name, and at least as many EFA interfaces as the efa-only ones. Only
+    what the facts state is checked."""
+    if config.network_interfaces is None or not config.at_least((1, 11)):
+        return True
+    efa_only = config.efa_only_interfaces or 0
+    if efa_only and efa_only > int(getattr(info, "max_efa_interfaces", 0) or 0):
+        return False
+    return True
 
 
 def shortfall(requests: dict[str, float], available: dict[str, float]) -> list[str]:
     """Resources the request does not fit in, cpu and memory first."""
-    order = [CPU, MEMORY, PODS, GPU, EFA, NEURON]
+    order = [CPU, MEMORY, PODS, GPU, EFA, NEURON, NEURONCORE]
     missing = [k for k, v in requests.items() if v > available.get(k, 0) + 1e-9]
     return sorted(missing, key=lambda k: (order.index(k) if k in order else len(order), k))
 

@@ -13,6 +13,7 @@ from typing import Iterable
 from playbooks.facts import Facts, PodFacts
 from playbooks.karpenter import labels as lbl
 from playbooks.karpenter import offerings, resources
+from playbooks.karpenter.nodeconfig import NodeConfig, discovered_memory
 from playbooks.karpenter.requirements import (
     Requirements, is_auto_mode, label_prefix, nodepool_requirements, pod_terms, type_allowed,
 )
@@ -154,6 +155,15 @@ def _first_term(pod: PodFacts, nodepool: dict) -> Requirements:
     return nodepool_requirements(nodepool).merged(pod_terms(pod.pod)[0])
 
 
+def _capacity_config(nodepool: dict, facts: Facts) -> NodeConfig:
+    """The estimate's settings that only raise capacity: a registered node's memory for its type
+    (nodeconfig.discovered_memory), so that a 'does not fit' stays sure."""
+    key, nodeclass = offerings.nodeclass_of(nodepool, facts.nodeclasses)
+    return NodeConfig(discovered_memory=discovered_memory(
+        [*facts.nodes.values(), *facts.peer_nodes.values()], nodeclass_name=key.split("/", 1)[1],
+        nodeclass=nodeclass, nodeclaims=facts.nodeclaims, controller_version=facts.karpenter.version))
+
+
 def fitting_types(pod: PodFacts, nodepool: dict, facts: Facts) -> dict | None:
     """Instance types of the NodePool that meet the pod's requirements and whose raw capacity holds its
     requests; None: EC2 (or the catalogue) was not asked for this NodePool."""
@@ -163,8 +173,9 @@ def fitting_types(pod: PodFacts, nodepool: dict, facts: Facts) -> dict | None:
     reqs = Requirements({k: r for k, r in _first_term(pod, nodepool).by_key.items() if k != ZONE})
     prefix = label_prefix(nodepool)
     wanted = {k: v for k, v in resources.pod_requests(pod.pod).items() if k != resources.PODS}
+    config = _capacity_config(nodepool, facts)
     return {t: i for t, i in facts.ec2.candidates[name].items()
-            if type_allowed(i, reqs, prefix=prefix) and not resources.shortfall(wanted, resources.capacity(i))}
+            if type_allowed(i, reqs, prefix=prefix) and not resources.shortfall(wanted, resources.capacity(i, config))}
 
 
 def launchable_domains(key: str, *, pod: PodFacts, nodepool: dict, facts: Facts) -> Domains:
@@ -216,13 +227,9 @@ def launchable_domains(key: str, *, pod: PodFacts, nodepool: dict, facts: Facts)
 def usable_nodepools(pod: PodFacts, facts: Facts) -> list[str]:
     """NodePools a NodeClaim for ``pod`` can come from: those whose template taints it tolerates and whose
     requirements one of its node selector terms is compatible with ([core] scheduler.go tries every
-    NodePool's NodeClaimTemplate; nodeclaim.go CanAdd checks taints, then Compatible).
-
-    [core] topology.go buildDomainGroups (v1.14.0) registers the domains of every NodePool, not only the
-    one a FailedScheduling event happened to name; topologydomaingroup.go ForEachDomain narrows them by
-    taints only. v1.11.0 alone also filtered them by the pod's requirements (#2671, commit 89c1296); that
-    was reverted by #2957 (commit 4e80a7e on main, 5e51202 in v1.11.1), so v1.0-v1.10 and v1.11.1+ behave
-    as here."""
+    NodePool's NodeClaimTemplate; nodeclaim.go CanAdd checks taints, then Compatible). These give the
+    domains the pod can be placed in (nodeDomains); the domains a spread constraint counts are wider
+    (``spread_universe``)."""
     tolerations = (pod.pod.get("spec") or {}).get("tolerations") or []
     out = []
     for name, nodepool in sorted(facts.nodepools.items()):
@@ -254,6 +261,83 @@ def merge_domains(key: str, parts: list[Domains]) -> Domains:
                    notes=tuple(n for p in parts for n in p.notes))
 
 
+@dataclass(frozen=True)
+class Universe:
+    """The domains of a topology key Karpenter registers for a spread constraint before counting pods.
+
+    ``sources``: domain -> the NodePools that contribute it. ``complete``: False when some NodePool's
+    domains could not be known (its instance types or subnets were not read); the missing ones could
+    only lower the global minimum, so a verdict of 'placeable' is then not sure, but 'blocked' is."""
+
+    key: str
+    sources: dict[str, tuple[str, ...]]
+    complete: bool = True
+
+
+def _zones_of_nodepool(nodepool: dict, facts: Facts) -> frozenset[str] | None:
+    """Zones the instance types of a NodePool are offered in, within its EC2NodeClass's subnets
+    ([aws] aws/karpenter-provider-aws v1.14.1 pkg/providers/instancetype/types.go computeRequirements: the
+    zone requirement of a type is its offering zones intersected with the subnet zones). The provider returns
+    every instance type of the region for the NodeClass, whatever the NodePool allows; the types EC2 was
+    asked about stand in for them, else the subnet zones. None: neither is known."""
+    _, nodeclass = offerings.nodeclass_of(nodepool, facts.nodeclasses)
+    subnets = offerings.subnet_zones(nodeclass)
+    name = nodepool["metadata"]["name"]
+    types = facts.ec2.candidates.get(name) if facts.ec2.unavailable is None else None
+    offered: set[str] = set()
+    for type_name in types or ():
+        offered |= set((facts.ec2.offerings or {}).get(type_name) or facts.ec2.zones.get(type_name) or ())
+    if offered:
+        return frozenset(z for z in offered if subnets is None or z in subnets)
+    return subnets
+
+
+def spread_universe(key: str, *, pod: PodFacts, facts: Facts, honor_taints: bool) -> Universe:
+    """[core] kubernetes-sigs/karpenter v1.14.0 pkg/controllers/provisioning/scheduling/topology.go
+    buildDomainGroups: for every NodePool whose instance types the provider resolved, each instance type's
+    requirements intersected with the NodePool's (and its template labels) add their values for every key,
+    and the NodePool's own In requirements add theirs. topologygroup.go NewTopologyGroup then takes every
+    domain (topologydomaingroup.go ForEachDomain): under the default nodeTaintsPolicy Ignore whatever the
+    NodePool's taints, under Honor only domains of a NodePool whose template taints the pod tolerates
+    (all effects: pkg/scheduling/taints.go Tolerates). nodeAffinityPolicy does not narrow them; the pod's
+    own requirements on the key do, when the global minimum is taken (domainMinCount(podDomains)).
+
+    The pod's tolerations and its compatibility with the NodePool do not narrow the domains: #2671 (commit
+    89c1296, in v1.11.0) filtered them by NodePool compatibility with the pod's requirements and #2957
+    reverted it (commit 4e80a7e on main, cherry-picked as 5e51202 into v1.11.1; absent from v1.12.0 on), and
+    #2639 (aa00d04, the nodeAffinityPolicy filter) was reverted by #2797 (ea4d81b) before v1.10.0 shipped.
+    NodePools being deleted or whose EC2NodeClass is not Ready have no instance types (provisioner.go
+    NewScheduler skips them) and add nothing."""
+    key = lbl.normalize(key)
+    tolerations = (pod.pod.get("spec") or {}).get("tolerations") or []
+    sources: dict[str, list[str]] = {}
+    complete = True
+    for name, nodepool in sorted(facts.nodepools.items()):
+        if (nodepool.get("metadata") or {}).get("deletionTimestamp"):
+            continue
+        _, nodeclass = offerings.nodeclass_of(nodepool, facts.nodeclasses)
+        if offerings.not_ready(nodeclass) is not None:
+            continue
+        template = ((nodepool.get("spec") or {}).get("template") or {}).get("spec") or {}
+        if honor_taints and any(not resources.tolerates(t, tolerations) for t in template.get("taints") or []):
+            continue
+        req = nodepool_requirements(nodepool, karpenter_version=facts.karpenter.version).by_key.get(key)
+        values: set[str] = set(req.values) if req is not None and not req.complement else set()
+        if key == ZONE:
+            zones = _zones_of_nodepool(nodepool, facts)
+            if zones is None:
+                complete = complete and bool(values)
+            else:
+                values |= {z for z in zones if req is None or req.has(z)}
+        elif req is None or req.complement:
+            complete = False  # the instance types' own values for the key (instance type, capacity type ...)
+        for value in values:
+            sources.setdefault(value, []).append(name)
+    if "nodepools" in facts.unread:
+        complete = False
+    return Universe(key, {d: tuple(n) for d, n in sorted(sources.items())}, complete)
+
+
 # -- topology spread -------------------------------------------------------------------------------
 
 @dataclass
@@ -270,6 +354,9 @@ class SpreadCheck:
     launchable: frozenset[str]
     placeable: list[str]  # launchable domains where the pod keeps skew within maxSkew
     unknown_pods: int = 0  # matching pods on nodes whose domain could not be read
+    # domain -> NodePools that make Karpenter count it (spread_universe); domains only nodes give are absent
+    sources: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    honor_taints: bool = False
 
     @property
     def blocked(self) -> bool:
@@ -298,7 +385,11 @@ def check_spread(constraint: dict, *, pod: PodFacts, facts: Facts, launchable: D
     'existing matching num' + 'self-match (1 or 0)' - 'global min matching num' <= maxSkew, the global
     minimum being 0 while fewer than minDomains domains exist; nodeAffinityPolicy defaults to Honor and
     nodeTaintsPolicy to Ignore (common.go). [core] topologygroup.go nextDomainTopologySpread applies the
-    same rule to the domains it can create. ScheduleAnyway never blocks (it is only a score): None."""
+    same rule to the domains it can create (``launchable``, its nodeDomains), the global minimum being taken
+    over every registered domain the pod's own requirements allow (domainMinCount(podDomains)): the
+    NodePools' domains (``spread_universe``) and those of existing nodes that pass the node filter
+    (topology.go countDomains, topologynodefilter.go Matches: nodeAffinityPolicy and nodeTaintsPolicy).
+    ScheduleAnyway never blocks (it is only a score): None."""
     if constraint.get("whenUnsatisfiable", "DoNotSchedule") != "DoNotSchedule":
         return None
     key = constraint.get("topologyKey", "")
@@ -311,7 +402,8 @@ def check_spread(constraint: dict, *, pod: PodFacts, facts: Facts, launchable: D
     selector = with_match_label_keys(constraint.get("labelSelector"), constraint.get("matchLabelKeys") or [], pod.labels)
     honor_affinity = constraint.get("nodeAffinityPolicy", "Honor") == "Honor"
     honor_taints = constraint.get("nodeTaintsPolicy", "Ignore") == "Honor"
-    counts: dict[str, int] = {d: 0 for d in launchable.values}
+    universe = spread_universe(key, pod=pod, facts=facts, honor_taints=honor_taints)
+    counts: dict[str, int] = {d: 0 for d in (*launchable.values, *universe.sources)}
     for node in [*facts.nodes.values(), *facts.peer_nodes.values()]:
         if node is None:
             continue
@@ -341,7 +433,8 @@ def check_spread(constraint: dict, *, pod: PodFacts, facts: Facts, launchable: D
     placeable = sorted(d for d in launchable.values
                        if d in counts and counts[d] + int(self_match) - global_min <= max_skew)
     return SpreadCheck(constraint, key, max_skew, int(min_domains) if min_domains is not None else None,
-                       dict(sorted(counts.items())), global_min, self_match, launchable.values, placeable, unknown)
+                       dict(sorted(counts.items())), global_min, self_match, launchable.values, placeable, unknown,
+                       sources={d: n for d, n in universe.sources.items() if d in counts}, honor_taints=honor_taints)
 
 
 # -- pod (anti-)affinity ---------------------------------------------------------------------------
@@ -403,6 +496,7 @@ def group_fits_one_node(pods: list[PodFacts], *, nodepools: list[dict], facts: F
         for name, value in resources.pod_requests(pod.pod).items():
             totals[name] = totals.get(name, 0.0) + value
     types: dict[str, object] = {}
+    configs: dict[str, NodeConfig] = {}
     verified = bool(pods)
     for nodepool in nodepools:
         found = fitting_types(pods[0], nodepool, facts) if pods else None
@@ -410,7 +504,8 @@ def group_fits_one_node(pods: list[PodFacts], *, nodepools: list[dict], facts: F
             verified = False
             continue
         types.update(found)
-    caps = {name: resources.capacity(info) for name, info in types.items()}
+        configs.update(dict.fromkeys(found, _capacity_config(nodepool, facts)))
+    caps = {name: resources.capacity(info, configs.get(name, NodeConfig())) for name, info in types.items()}
     fits = any(not resources.shortfall(totals, cap) for cap in caps.values())
     if not verified and not fits:
         fits = totals.get(GPU, 0) <= MAX_GPUS_PER_INSTANCE  # only what holds for every EC2 type can be said

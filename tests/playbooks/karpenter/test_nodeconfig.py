@@ -63,9 +63,10 @@ def test_bottlerocket_uses_its_data_volume_and_custom_its_last_mapping():
 def test_raid0_instance_store_replaces_the_root_volume_when_its_size_is_known():
     config = node_config(nodepool=None, nodeclass=nodeclass(amiFamily="AL2023", instanceStorePolicy="RAID0"))
     assert res.ephemeral_storage(g6e_xl(instance_storage_gb=250), config) == 250e9
-    # the embedded catalogue does not size instance stores: not known, so never held against the type
-    assert res.ephemeral_storage(g6e_xl(), config) is None
-    assert res.fit({"ephemeral-storage": 900 * GI, "pods": 1}, {}, {"g6e.xlarge": g6e_xl()}, config=config).fitting
+    # a type EC2 states no instance store for (no InstanceStorageInfo) falls back to the root volume
+    # (aws v1.14.1 types.go ephemeralStorage): 20Gi on AL2023 without a blockDeviceMapping
+    assert res.ephemeral_storage(g6e_xl(), config) == 20 * GI
+    assert not res.fit({"ephemeral-storage": 900 * GI, "pods": 1}, {}, {"g6e.xlarge": g6e_xl()}, config=config).fitting
 
 
 def test_kubelet_settings_change_allocatable():

@@ -41,10 +41,12 @@ def test_missing_offering_data_never_removes_a_type():
 def test_reserved_offerings_come_from_the_nodeclass_capacity_reservations():
     nodeclass = {"status": {"capacityReservations": [
         {"id": "cr-1", "instanceType": "p5.48xlarge", "availabilityZone": "us-east-1b", "state": "active"}]}}
-    ec2 = Ec2Facts(offerings={"p5.48xlarge": {"us-east-1b": frozenset({"on-demand"})}})
+    # EC2 says the account holds a reservation with instances left in us-east-1b
+    ec2 = Ec2Facts(offerings={"p5.48xlarge": {"us-east-1b": frozenset({"on-demand", "reserved"})}})
     wanted = Requirements.of([Requirement.of("karpenter.sh/capacity-type", "In", ["reserved"])])
     assert off.check(wanted, TYPES, ec2=ec2, nodeclass=nodeclass).offered
-    assert not off.check(wanted, TYPES, ec2=ec2, nodeclass=None).offered
+    # a NodeClass that selects no reservation has no reserved offering, whatever the account holds
+    assert not off.check(wanted, TYPES, ec2=ec2, nodeclass={"status": {}}).offered
 
 
 def test_nodeclass_not_ready_names_the_failing_condition():

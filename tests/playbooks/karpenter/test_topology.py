@@ -233,7 +233,7 @@ def test_spread_domains_come_from_every_nodepool_the_pod_tolerates_not_the_one_a
     assert not [x for x in analyzer.analyze(f) if x.code == "scheduling.topology_spread"]
 
 
-def test_a_nodepool_whose_taint_the_pod_does_not_tolerate_adds_no_domain():
+def test_a_nodepool_whose_taint_the_pod_does_not_tolerate_adds_no_launchable_domain():
     pending, f = _two_pools(second_taint="dedicated")
     assert usable_nodepools(pending, f) == ["gpu-a"]
     domains, _ = pod_launchable_domains(ZONE, pod=pending, facts=f)
@@ -242,7 +242,7 @@ def test_a_nodepool_whose_taint_the_pod_does_not_tolerate_adds_no_domain():
     assert len(found) == 1 and "us-east-1b" in found[0].detail
 
 
-def test_a_nodepool_the_pod_selects_away_adds_no_domain():
+def test_a_nodepool_the_pod_selects_away_adds_no_launchable_domain():
     pending, f = _two_pools(second_taint="nvidia.com/gpu")
     pending.pod["spec"]["nodeSelector"] = {"karpenter.sh/nodepool": "gpu-a"}
     assert usable_nodepools(pending, f) == ["gpu-a"]

@@ -18,17 +18,33 @@ dies. The methods (kubernetes-sigs/karpenter pkg/controllers/disruption/types.go
   is deleted at ``expireAfter`` whatever protects its pods; do-not-disrupt only delays the drain until
   ``terminationGracePeriod`` (EKS Auto Mode sets 24h). Control: ``expireAfter`` longer than the job.
 - Interruption is EC2's doing, read by analyzers/interruption.py.
+- Node repair (``Unhealthy``; kubernetes-sigs/karpenter v1.14.0 pkg/controllers/node/health/controller.go,
+  feature gate ``NodeRepair``) is *forced* and not Karpenter's choice: a node condition of the cloud
+  provider's repair policies held past its toleration, so the NodeClaim is deleted with its termination
+  time set to now (PDBs and do-not-disrupt bypassed). The condition is the cause (a GPU fault for
+  ``AcceleratedHardwareReady``: analyzers/gpu.py leads with it); the repair is what followed. No annotation,
+  consolidation policy or budget acts on it. ``NodeRepairBlocked`` says it is held back (more than 20% of the
+  NodePool's nodes unhealthy): the node stays, fault and all.
+
+The pod event ``Disrupted`` ("... This bypasses the PDB of the pod and the do-not-disrupt annotation.") says
+only that the NodeClaim's termination time came (signatures/karpenter_interruption.py): its
+``terminationGracePeriod`` ran out, node repair set it, or (aws v1.13+) an EC2 instance/system status check
+did (utils.go ``ForcefulTermination``). It is read as whichever the node's other evidence names.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+
 from playbooks.analyzers import evidence as ev
-from playbooks.analyzers.interruption import interrupted
+from playbooks.analyzers.interruption import FORCEFUL, interrupted
 from playbooks.analyzers.lost import LostPod, claim_nodes, job_nodes, lost_pods
 from playbooks.analyzers.owners import OWNER_KINDS, pod_owner
 from playbooks.analyzers.scan import signals
 from playbooks.history_names import nodes_named
 from playbooks.requirements import is_auto_mode
 from playbooks.facts import Facts, PodFacts
+from playbooks.explain import template_for
 from playbooks.fixes import render_fix
 from playbooks.model import Evidence, Finding
 from playbooks.remediations import DO_NOT_DISRUPT, annotate_do_not_disrupt, merge_patch, nodepool_consolidation
@@ -45,10 +61,16 @@ def disrupted_nodes(facts: Facts) -> dict[str, list[Evidence]]:
     ties = claim_nodes(facts)
     taken = set(interrupted(facts))
 
+    forceful = {n for n, hit in interrupted(facts).items() if set(hit.reasons) & set(FORCEFUL)}
+
     def add(node: str, sig) -> None:
         reason = sig.fields.get("reason", "")
+        if reason == "RepairBlocked":
+            return  # repair held back: the node was not taken (read by repairs())
         if node in taken and reason in FORCED_ONLY:
             return  # the eviction that followed EC2's interruption: not a method of Karpenter's own
+        if node in forceful and reason == "TerminationGracePeriod":
+            return  # a failed status check set the termination time (aws interruption/utils.go ForcefulTermination)
         out.setdefault(node, []).append(Evidence(sig.source, sig.line))
         if reason:
             reasons.setdefault(node, []).append(reason)
@@ -70,6 +92,10 @@ def disrupted_nodes(facts: Facts) -> dict[str, list[Evidence]]:
             if sig.code == "karpenter.disruption" and sig.severity != "info":
                 for node in lost.nodes:
                     add(node, sig)
+    for name, repair in repairs(facts).items():  # a deletion the node's own state shows as node repair's
+        if repair.inferred and name not in out:
+            out[name] = list(repair.deleted)
+            reasons.setdefault(name, []).append("Unhealthy")
     for name, node in facts.nodes.items():
         for taint in ((node or {}).get("spec") or {}).get("taints") or []:
             if taint.get("key") == "karpenter.sh/disrupted" and name in out:
@@ -81,6 +107,125 @@ def disrupted_nodes(facts: Facts) -> dict[str, list[Evidence]]:
 # Evictions that say only that the NodeClaim went (deleted by hand, expired, or interrupted): on a node
 # EC2 took they belong to the interruption (terminator/eviction.go evictionReason: "Forceful Termination").
 FORCED_ONLY = ("ForcefulTermination", "Eviction")
+
+# aws/karpenter-provider-aws v1.14.1 pkg/cloudprovider/cloudprovider.go RepairPolicies: the node conditions (and
+# statuses) kubernetes-sigs/karpenter v1.14.0 pkg/controllers/node/health/controller.go repairs on, and how long
+# each must hold (TolerationDuration) before the NodeClaim is deleted.
+REPAIR_POLICIES: dict[str, tuple[tuple[str, ...], timedelta]] = {
+    "Ready": (("False", "Unknown"), timedelta(minutes=30)),
+    "AcceleratedHardwareReady": (("False",), timedelta(minutes=10)),
+    "StorageReady": (("False",), timedelta(minutes=30)),
+    "NetworkingReady": (("False",), timedelta(minutes=30)),
+    "KernelReady": (("False",), timedelta(minutes=30)),
+    "ContainerRuntimeReady": (("False",), timedelta(minutes=30)),
+}
+# health/controller.go allowedUnhealthyPercent: above it, repair stops and NodeRepairBlocked is published.
+REPAIR_THRESHOLD = "20%"
+# core v1 NodeClaimTerminationTimestampAnnotationKey: the time after which every pod is deleted, PDBs or not.
+TERMINATION_TIMESTAMP = "karpenter.sh/nodeclaim-termination-timestamp"
+# How far apart two clocks' records of one act may be (the controller's log, the API server's deletion time).
+_SLACK = timedelta(minutes=2)
+_NEVER = datetime.max.replace(tzinfo=timezone.utc)
+
+
+@dataclass
+class Repair:
+    """What node repair did, or is due to do, to one node of the job."""
+
+    node: str
+    claim: str | None = None
+    condition: dict | None = None  # the unhealthy condition a repair policy matches (the earliest due)
+    toleration: timedelta | None = None
+    deleted: list[Evidence] = field(default_factory=list)  # Karpenter deleted the NodeClaim for it
+    blocked: list[Evidence] = field(default_factory=list)  # NodeRepairBlocked on the node
+    blocked_why: str = ""
+    inferred: bool = False  # the deletion is read from the NodeClaim and the condition, not from the log
+
+    @property
+    def since(self) -> datetime | None:
+        return ev.parse_time((self.condition or {}).get("lastTransitionTime"))
+
+    @property
+    def due(self) -> datetime | None:
+        since = self.since
+        return since + self.toleration if since is not None and self.toleration is not None else None
+
+    def what(self) -> str:
+        """``AcceleratedHardwareReady=False (NvidiaNVLinkError)``, or "" when the condition is not known."""
+        cond = self.condition or {}
+        if not cond:
+            return ""
+        reason = f" ({cond.get('reason')})" if cond.get("reason") else ""
+        return f"{cond.get('type')}={cond.get('status')}{reason}"
+
+
+def unhealthy_condition(node: dict | None) -> tuple[dict, timedelta] | None:
+    """The condition node repair would act on first (health/controller.go findUnhealthyConditions: the
+    earliest LastTransitionTime + TolerationDuration), with its toleration; None when the node is healthy."""
+    found: list[tuple[datetime, dict, timedelta]] = []
+    for cond in ((node or {}).get("status") or {}).get("conditions") or []:
+        policy = REPAIR_POLICIES.get(str(cond.get("type")))
+        if policy is None or str(cond.get("status")) not in policy[0]:
+            continue
+        since = ev.parse_time(cond.get("lastTransitionTime"))
+        found.append((since + policy[1] if since is not None else _NEVER, cond, policy[1]))
+    if not found:
+        return None
+    _, cond, toleration = min(found, key=lambda item: item[0])
+    return cond, toleration
+
+
+def repairs(facts: Facts) -> dict[str, Repair]:
+    """Node name -> what node repair did or is due to do to it, for the job's nodes (cached per diagnosis)."""
+    if "repairs" in facts.cache:
+        return facts.cache["repairs"]
+    names = {p.node_name for p in facts.pods if p.node_name} | job_nodes(facts)
+    ties = claim_nodes(facts)
+    claim_of = {node: claim for claim, node in ties.items()}
+    out: dict[str, Repair] = {}
+
+    def get(name: str) -> Repair:
+        return out.setdefault(name, Repair(name, claim=claim_of.get(name)))
+
+    for name in sorted(n for n in names if n):
+        found = unhealthy_condition(facts.nodes.get(name))
+        if found is not None:
+            repair = get(name)
+            repair.condition, repair.toleration = found
+    for loc in signals(facts):
+        sig = loc.signal
+        reason = sig.fields.get("reason")
+        if sig.code != "karpenter.disruption" or reason not in ("Unhealthy", "RepairBlocked"):
+            continue
+        if reason == "Unhealthy" and loc.origin == "karpenter":
+            node = sig.fields.get("node") or ties.get(sig.fields.get("nodeclaim", ""))
+            if node in names:
+                get(node).deleted.append(Evidence(sig.source, sig.line))
+        elif reason == "RepairBlocked" and loc.origin == "node-event" and loc.node in names and loc.by_speaker:
+            repair = get(loc.node)
+            repair.blocked.append(Evidence(sig.source, sig.line))
+            repair.blocked_why = f"more than {sig.fields.get('threshold', REPAIR_THRESHOLD)} of the {sig.fields.get('scope', 'nodepool')}'s nodes are unhealthy"
+    for name, repair in out.items():
+        if repair.deleted or repair.condition is None or not repair.claim:
+            continue
+        claim = facts.nodeclaims.get(repair.claim) or {}
+        meta = claim.get("metadata") or {}
+        deleted_at = ev.parse_time(meta.get("deletionTimestamp"))
+        stamp = ev.parse_time((meta.get("annotations") or {}).get(TERMINATION_TIMESTAMP))
+        due = repair.due
+        # repair deletes the NodeClaim once the condition is past its toleration and stamps the termination time
+        # with that moment; a terminationGracePeriod's stamp lies a grace period after the deletion instead
+        if deleted_at is None or due is None or due > deleted_at + _SLACK:
+            continue
+        if stamp is not None and abs(stamp - deleted_at) > _SLACK and stamp > deleted_at:
+            continue  # stamped later than the deletion: a terminationGracePeriod's, not repair's
+        repair.deleted.append(ev.field(f"nodeclaim/{repair.claim}", "metadata",
+                                       {k: v for k, v in (("deletionTimestamp", meta.get("deletionTimestamp")),
+                                                          ("annotations", {TERMINATION_TIMESTAMP: (meta.get("annotations") or {}).get(TERMINATION_TIMESTAMP)}
+                                                           if stamp is not None else None)) if v}))
+        repair.inferred = True
+    facts.cache["repairs"] = out
+    return out
 
 
 def analyze(facts: Facts):
@@ -109,6 +254,9 @@ def analyze(facts: Facts):
     nodes = sorted({n for p in victims for n in ({p.node_name} | nodes_named(p.events)) if n in disrupted}
                    | {n for p in lost for n in p.nodes if n in disrupted})
     methods = _methods(nodes, facts)
+    if methods == {"Unhealthy"}:
+        yield _repaired(facts, nodes, disrupted, victims, lost, own=bool(own) or (bool(lost) and facts.target.kind in OWNER_KINDS))
+        return
     remediations = []
     np_name = (nodepool or {}).get("metadata", {}).get("name")
     # Only controls that act on the method: the annotation holds back consolidation and drift, not
@@ -151,7 +299,7 @@ def analyze(facts: Facts):
                    f"consolidated even with training pods on them. ")
     if protected:
         detail += (f"{len(protected)} of these pods carried {DO_NOT_DISRUPT}: the disruption was involuntary "
-                   f"(expiry with terminationGracePeriod, spot interruption or a deleted NodeClaim). ")
+                   f"(expiry with terminationGracePeriod, node repair, an EC2 interruption or a deleted NodeClaim). ")
     elif lapsed:
         detail += (f"{', '.join(p.name for p in lapsed[:3])} carried {readings[lapsed[0].name].why}: Karpenter no longer "
                    f"counted {'them' if len(lapsed) > 1 else 'it'} as protected. ")
@@ -204,6 +352,7 @@ def _termination(pod: PodFacts) -> Evidence | None:
 CONSOLIDATION = frozenset({"Underutilized", "Empty", "Consolidation"})
 _METHOD_NAMES = {"Underutilized": "consolidation (Underutilized)", "Empty": "consolidation (Empty)", "Drifted": "drift",
                  "Expired": "expiry (expireAfter)", "TerminationGracePeriod": "terminationGracePeriod ran out",
+                 "Unhealthy": "node repair",
                  "Eviction": "eviction", "ForcefulTermination": "forced termination"}
 # Methods do-not-disrupt holds back: consolidation always, drift until terminationGracePeriod runs out.
 PROTECTABLE = CONSOLIDATION | {"Drifted", "Eviction"}
@@ -211,10 +360,56 @@ FORCED = frozenset({"Expired", "TerminationGracePeriod"})
 
 
 def _methods(nodes: list[str], facts: Facts) -> set[str]:
-    """The disruption reasons stated for these nodes; a bare eviction counts only when nothing names one."""
+    """The disruption reasons stated for these nodes; a bare eviction counts only when nothing names one. A
+    termination time that node repair set is repair's (the ``Disrupted`` pod event says only that it came)."""
     said = {r for n in nodes for r in (facts.cache.get("disruption_reasons") or {}).get(n, [])}
     named = said - set(FORCED_ONLY)
+    if "Unhealthy" in named:
+        named.discard("TerminationGracePeriod")
     return named or said
+
+
+# Conditions whose own finding leads when repair follows them: the GPU one (analyzers/gpu.py agent_conditions)
+# and Ready (analyzers/nodes.py analyze_not_ready).
+_CAUSE_REPORTED = ("AcceleratedHardwareReady", "Ready")
+
+
+def _repaired(facts: Facts, nodes: list[str], disrupted: dict[str, list[Evidence]], victims: list[PodFacts],
+              lost: list[LostPod], *, own: bool) -> Finding:
+    """Node repair took the job's node(s): what followed a node condition, never a voluntary disruption."""
+    found = repairs(facts)
+    known = [found[n] for n in nodes if n in found and found[n].condition is not None]
+    led = bool(known) and all(str(r.condition.get("type")) in _CAUSE_REPORTED for r in known)
+    conditions = sorted({r.what() for r in known})
+    names = [p.name for p in victims] + [p.name for p in lost if p.name not in {v.name for v in victims}]
+    because = f" after {', '.join(conditions)}" if conditions else ""
+    evidence = [e for n in nodes for e in disrupted[n]]
+    evidence += [ev.field(f"node/{r.node}", f"status.conditions[{r.condition.get('type')}]",
+                          {k: r.condition.get(k) for k in ("status", "reason", "lastTransitionTime") if r.condition.get(k)})
+                 for r in known]
+    evidence += [e for p in victims for e in ev.events(p, reasons=("Evicted", "Disrupted"), components=("karpenter",))][:2]
+    tolerations = sorted({f"{int(r.toleration.total_seconds() // 60)} minutes" for r in known if r.toleration})
+    detail = (f"Karpenter's node repair (feature gate NodeRepair; kubernetes-sigs/karpenter node/health) deleted the "
+              f"NodeClaim of {', '.join(nodes)}{because}"
+              + (f", once the condition had held for {' / '.join(tolerations)}" if tolerations else "")
+              + (f", and {', '.join(names[:6])} went with it" if names else "") + ". Repair stamps the NodeClaim's "
+              "termination time with the moment of deletion, so the pods are deleted at once: PodDisruptionBudgets and "
+              "karpenter.sh/do-not-disrupt do not hold it back, and no consolidation policy or disruption budget acts on "
+              "it. It is what followed the node's fault, not Karpenter's choice: ")
+    detail += ("the fault is the finding to act on (GPU fault: the job resumes from its last checkpoint on the "
+               "replacement). " if led else "read the node's condition (kubectl describe node) for the fault. ")
+    detail += ("Karpenter repairs only while at most 20% of a NodePool's nodes are unhealthy; to have a person decide "
+               "instead, turn the feature gate off and the unhealthy node stays until someone replaces it.")
+    first = known[0] if known else None
+    fix = render_fix(template_for("karpenter.disruption"), reason="Unhealthy", node=nodes[0],
+                     **({"condition": first.what()} if first is not None else {}))
+    return Finding(
+        code="karpenter.disruption",
+        severity="warning" if led else ("critical" if own else "error"), confidence="high",
+        title=(f"Karpenter's node repair replaced {', '.join(nodes[:3])}{because}: what followed the node's fault, "
+               "not a voluntary disruption"),
+        detail=detail, evidence=evidence, fix=fix,
+    )
 
 
 def _grace(nodepool: dict | None) -> str | None:
@@ -244,6 +439,10 @@ def _method_text(methods: set[str], nodepool: dict | None) -> str:
                      "deleted the pods anyway: this bypasses the PDB and the do-not-disrupt annotation "
                      "(kubernetes-sigs/karpenter terminator events DisruptPodDelete). Raise or unset "
                      "terminationGracePeriod on the NodePool, or keep jobs shorter than it.")
+    if "Unhealthy" in methods:
+        parts.append("Node repair deleted a node whose condition (GPU, Ready, kernel, network, storage or container "
+                     "runtime) stayed unhealthy past its toleration; it bypasses PDBs and do-not-disrupt, and only the "
+                     "node's fault explains it.")
     if methods & CONSOLIDATION:
         parts.append("Consolidation removes nodes it finds empty or underutilized; it is graceful and never evicts "
                      "a pod annotated karpenter.sh/do-not-disrupt.")

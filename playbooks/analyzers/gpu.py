@@ -1,14 +1,27 @@
-"""GPU devices: GPUs the device plugin marked unhealthy, Xid faults, nodes advertising no GPUs."""
+"""GPU devices: GPUs the device plugin marked unhealthy, Xid faults, nodes advertising no GPUs.
+
+The EKS node monitoring agent's verdict is read from the node itself: ``AcceleratedHardwareReady=False`` with
+the agent's reason (aws/eks-node-monitoring-agent v1.7.0 pkg/reasons/reasons.yaml: ``NvidiaNVLinkError``,
+``NvidiaXID<n>Error``, ``DCGMHealthCode<n>``, ...; a Fatal reason is a condition, not an event,
+pkg/manager/node_exporter.go). Karpenter's node repair acts on that condition after 10 minutes
+(analyzers/disruption.py ``repairs``): the GPU fault is the cause and leads; the repair, or why it is held back
+(``NodeRepairBlocked``), is told as what followed.
+"""
 from __future__ import annotations
+
+from datetime import datetime, timezone
 
 from playbooks.analyzers import ami
 from playbooks.analyzers import evidence as ev
+from playbooks.analyzers.disruption import Repair, repairs
 from playbooks.analyzers.scan import Located, signals
+from playbooks.explain import fix_context, template_for
 from playbooks.facts import Facts
 from playbooks.fixes import render_fix
 from playbooks.model import Evidence, Finding, Remediation
 from playbooks.remediations import InvalidRemediation, cordon_gpu_node
-from playbooks.speakers import SPEAKERS_NAMED
+from playbooks.signatures import scan_line
+from playbooks.speakers import SPEAKERS_NAMED, voice_of
 
 GPU = "nvidia.com/gpu"
 NODEPOOL_LABEL = "karpenter.sh/nodepool"
@@ -20,6 +33,7 @@ def _gpu_counts(node: dict | None) -> tuple[str | None, str | None]:
 
 
 def analyze_unhealthy(facts: Facts):
+    yield from agent_conditions(facts, "gpu.unhealthy_device")
     rejected = [p for p in facts.pods if any(e.get("reason") == "UnexpectedAdmissionError" for e in p.events)
                 or (p.pod.get("status") or {}).get("reason") == "UnexpectedAdmissionError"]
     short = {n: _gpu_counts(node) for n, node in facts.nodes.items()}
@@ -63,6 +77,7 @@ def analyze_unhealthy(facts: Facts):
 
 
 def analyze_xid(facts: Facts):
+    yield from agent_conditions(facts, "gpu.xid_error")
     hits = [loc for loc in signals(facts) if loc.signal.code == "gpu.xid_error" and loc.signal.severity != "info"]
     if not hits:
         return
@@ -240,3 +255,109 @@ _AMI_FAMILY = {"al2023": "AL2023", "al2": "AL2", "bottlerocket": "Bottlerocket"}
 def _family_conflicts(nodeclass: dict | None, family: str) -> bool:
     current = ((nodeclass or {}).get("spec") or {}).get("amiFamily")
     return bool(current) and current not in (_AMI_FAMILY[family], "Custom")
+
+
+# -- the node monitoring agent's condition, and node repair after it ------------------------------------------
+
+ACCELERATED = "AcceleratedHardwareReady"
+
+
+def agent_conditions(facts: Facts, code: str):
+    """A finding per node of the job whose ``AcceleratedHardwareReady`` is False with a reason the agent's rules
+    (signatures/gpu_health.py) file under ``code``; what node repair did after it is part of the finding."""
+    for name in sorted({p.node_name for p in facts.pods if p.node_name}):
+        node = facts.nodes.get(name)
+        cond = next((c for c in ((node or {}).get("status") or {}).get("conditions") or []
+                     if c.get("type") == ACCELERATED and str(c.get("status")) == "False"), None)
+        if cond is None:
+            continue
+        line = f"{ACCELERATED}  False  {cond.get('reason') or ''}  {cond.get('message') or ''}".strip()
+        sig = next((s for s in scan_line(line, source=f"node/{name} status.conditions[{ACCELERATED}]")
+                    if s.code.startswith("gpu.") and s.severity != "info"), None)
+        if sig is None or sig.code != code:
+            continue
+        yield _agent_finding(facts, name, node or {}, cond, sig, repairs(facts).get(name))
+
+
+def _agent_finding(facts: Facts, name: str, node: dict, cond: dict, sig, repair: Repair | None) -> Finding:
+    reason = str(cond.get("reason") or "")
+    own = any(p.node_name == name and facts.is_target_pod(p) for p in facts.pods)
+    on_it = [p.name for p in facts.pods if p.node_name == name]
+    evidence = [ev.field(f"node/{name}", f"status.conditions[{ACCELERATED}]",
+                        {k: cond.get(k) for k in ("status", "reason", "message", "lastTransitionTime") if cond.get(k)})]
+    for event in facts.node_events.get(name, []):  # the agent's own events about the same fault
+        if voice_of(event).component == "eks-node-monitoring-agent" and reason and (
+                event.get("reason") == reason or reason in str(event.get("message") or "")):
+            evidence.append(Evidence(ev.event_source(f"node/{name}", event), str(event.get("message") or "")))
+    what_followed, remediations = _repair_story(facts, name, node, repair, evidence)
+    xid = sig.fields.get("xid")
+    lead = (f"The EKS node monitoring agent set {ACCELERATED}=False on {name}"
+            f"{' (' + reason + ')' if reason else ''}"
+            + (f" since {cond.get('lastTransitionTime')}" if cond.get("lastTransitionTime") else "")
+            + (f": {str(cond.get('message')).strip()}" if cond.get("message") else "") + ". ")
+    meaning = (f"Xid {xid} is a hardware fault of the GPU, not of the job's code. " if xid else
+               "The agent sets this condition only for a Fatal reason: a GPU of the node is faulty in hardware "
+               "(NVLink, ECC, a missing GPU, the NVSwitch fabric, a failed DCGM check), not the job's code. ")
+    runs = (f"{', '.join(on_it[:4])} ran on it; a distributed job loses every rank with it and resumes from its last "
+            f"checkpoint on a healthy node. " if on_it else "")
+    title = (f"GPU fault on {name}: {ACCELERATED}=False ({reason or 'node monitoring agent'})"
+             + (f", Xid {xid}" if xid else ""))
+    if repair is not None and repair.deleted:
+        title += "; Karpenter's node repair is replacing the node"
+    elif repair is not None and repair.blocked:
+        title += "; node repair is blocked"
+    template = template_for(sig.code)
+    context = {**fix_context(sig.code, sig.fields), "node": name}
+    if repair is not None and repair.deleted:
+        context["repaired"] = repair.claim or name
+    return Finding(
+        code=sig.code, severity="critical" if own else "error", confidence="high", title=title,
+        detail=lead + meaning + runs + what_followed, evidence=evidence,
+        fix=render_fix(template, **{k: v for k, v in context.items() if isinstance(v, str)}),
+        remediations=remediations,
+    )
+
+
+def _repair_story(facts: Facts, name: str, node: dict, repair: Repair | None,
+                  evidence: list[Evidence]) -> tuple[str, list[Remediation]]:
+    """What Karpenter's node repair did after the condition (detail text), and the cordon to offer."""
+    going = bool((node.get("metadata") or {}).get("deletionTimestamp")) or any(
+        t.get("key") == "karpenter.sh/disrupted" for t in (node.get("spec") or {}).get("taints") or [])
+    if repair is not None and repair.deleted:
+        evidence.extend(repair.deleted[:2])
+        evidence.extend(_evictions(facts, name)[:2])
+        claim = f"NodeClaim {repair.claim}" if repair.claim else "its NodeClaim"
+        after = (f" once the condition had held for its {int(repair.toleration.total_seconds() // 60)}-minute toleration"
+                 if repair.toleration else "")
+        return ((f"What followed: Karpenter's node repair (feature gate NodeRepair) deleted {claim}{after} and set its "
+                 "termination time to that moment, so the node's pods are deleted at once: PodDisruptionBudgets and "
+                 "karpenter.sh/do-not-disrupt do not hold node repair back, and no NodePool disruption setting would "
+                 "have kept the job on a node whose GPU failed. Karpenter launches a replacement for the pending pods; "
+                 "restart the job from its last checkpoint and keep the instance ID for an AWS support case if the "
+                 "fault repeats."), [])
+    due = repair.due if repair is not None else None
+    if repair is not None and repair.blocked:
+        evidence.extend(repair.blocked[:1])
+        text = (f"Karpenter's node repair is blocked (NodeRepairBlocked: {repair.blocked_why}), so it does not replace "
+                "the node: so many unhealthy nodes at once point at a shared cause (a driver or AMI release, an "
+                "EC2 issue in the zone) more than at one GPU. Cordon this node and replace it yourself once the "
+                "cause is understood.")
+    elif due is not None and due > datetime.now(timezone.utc):
+        text = (f"With Karpenter's node repair enabled (feature gate NodeRepair, on in EKS Auto Mode), the node is "
+                f"replaced at {due.strftime('%Y-%m-%d %H:%M UTC')}, 10 minutes after the condition turned False, PDBs "
+                "and do-not-disrupt bypassed; without it nothing replaces the node: cordon it, drain it and delete it.")
+    else:
+        text = ("Karpenter's node repair (feature gate NodeRepair, on in EKS Auto Mode) replaces a node 10 minutes "
+                "after this condition turns False; this one is still here, so repair is off (or blocked): cordon, "
+                "drain and replace the node yourself.")
+    return text, ([] if going else _cordon(name))
+
+
+def _evictions(facts: Facts, node: str) -> list[Evidence]:
+    """Karpenter's eviction or pod deletion of the node's pods, as their events quote it."""
+    out = []
+    for pod in facts.pods:
+        if pod.node_name != node:
+            continue
+        out += ev.events(pod, reasons=("Evicted", "Disrupted"), components=("karpenter", "eks-auto-mode"))
+    return out

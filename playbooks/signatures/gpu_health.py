@@ -13,6 +13,9 @@ Rules:
   page retirement, PCIe, power, thermal) and DCGM's (``DCGMHealthCode<n>``, ``DCGMDiagnosticFailure``,
   ``DCGMError``, ``DCGMFieldError<n>``).
 - ``monitor.device_count``: the message of ``NvidiaDeviceCountMismatch``, with both counts.
+- ``monitor.nvlink_errors``: the message of ``NvidiaNVLinkError`` without its reason (monitors/nvidia/dcgm/
+  dcgm_policies.go ``handleNvlinkFinding``: ``detected %d NVLink errors on fieldId %v``), as a node condition
+  message or an event's message quoted alone.
 - ``monitor.accelerated_hardware``: ``AcceleratedHardwareReady False`` with a reason no rule above knows.
 - ``monitor.node_condition``: ``KernelReady``, ``NetworkingReady``, ``StorageReady``,
   ``ContainerRuntimeReady`` False in a condition row.
@@ -110,6 +113,24 @@ RULES: tuple[Rule, ...] = (
         pattern=linear.compile(r"expected (?P<expected>\d+) GPUs for this instance type but only (?P<detected>\d+) were detected"),
         fields_doc="expected, detected",
         example="NvidiaDeviceCountMismatch: expected 8 GPUs for this instance type but only 7 were detected — possible hardware failure",
+    ),
+    Rule(
+        # aws/eks-node-monitoring-agent v1.7.0 monitors/nvidia/dcgm/dcgm_policies.go handleNvlinkFinding:
+        # reasons.NvidiaNVLinkError.Message(fmt.Sprintf("detected %d NVLink errors on fieldId %v", ...)), a Fatal
+        # reason (AcceleratedHardwareReady=False). NCCL's "Add NVLink error : could not find DEV" (topo.cc) is a
+        # topology lookup, not a link fault: the plural "NVLink errors" is the agent's.
+        name="monitor.nvlink_errors",
+        code="gpu.unhealthy_device",
+        severity="error",
+        confidence="high",
+        title="Node monitoring agent: NvidiaNVLinkError, NVLink errors between the node's GPUs",
+        keywords=("NVLink errors",),
+        pattern=linear.compile(r"\bNVLink errors\b"),
+        extract=(linear.compile(r"detected (?P<count>\d{1,12}) NVLink errors on fieldId (?P<field_id>\d{1,6})"),),
+        unless=("NvidiaNVLinkError", "NVLink errors were reported"),
+        refine=lambda f, t: Verdict(fields={"reason": "NvidiaNVLinkError"}),
+        fields_doc="reason (NvidiaNVLinkError), count, field_id",
+        example="Warning  AcceleratedHardwareReady  1m  eks-node-monitoring-agent  detected 12 NVLink errors on fieldId 409",
     ),
     Rule(
         name="monitor.accelerated_hardware",

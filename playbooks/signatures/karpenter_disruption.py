@@ -17,6 +17,18 @@ termination are read in karpenter_interruption.py.
 - all v1: ``No allowed disruptions due to blocking budget`` (NodePool event) and ``No allowed
   disruptions for disruption reason <R> due to blocking budget``; node-level ``Disruption is blocked
   through the "karpenter.sh/do-not-disrupt" annotation``, ``Node is nominated for a pending pod``.
+
+Node repair (feature gate ``NodeRepair``; kubernetes-sigs/karpenter v1.14.0 pkg/controllers/node/health/
+controller.go and events.go): once a condition of the cloud provider's repair policies has held for its
+toleration (aws/karpenter-provider-aws v1.14.1 pkg/cloudprovider/cloudprovider.go ``RepairPolicies``:
+``AcceleratedHardwareReady`` False 10 minutes; ``Ready`` False or Unknown, ``StorageReady``,
+``NetworkingReady``, ``KernelReady``, ``ContainerRuntimeReady`` False 30 minutes) Karpenter annotates the
+NodeClaim ``karpenter.sh/nodeclaim-termination-timestamp`` with the present time, deletes it and logs
+``deleting unhealthy node`` (INFO from v1.8, V(1) before). Pods then go at once, PDBs and do-not-disrupt
+bypassed. While more than 20% of the NodePool's nodes (or, for a NodeClaim without a NodePool, of the
+cluster's) are unhealthy it repairs nothing and publishes the Warning ``NodeRepairBlocked`` on the node:
+``more than 20% nodes are unhealthy in the nodepool`` (``more then`` before v1.3) / ``more then 20% nodes
+are unhealthy in the cluster`` (every version).
 """
 from __future__ import annotations
 
@@ -49,7 +61,41 @@ def _blocked(fields: dict[str, str], text: str) -> Verdict:
     return Verdict(title=title, fields={"blocker_kind": kind, "blocker": fields.get("blocker") or kind})
 
 
+def _repair_blocked(fields: dict[str, str], text: str) -> Verdict:
+    return Verdict(fields={"reason": "RepairBlocked"})
+
+
 RULES: tuple[Rule, ...] = (
+    Rule(
+        # kubernetes-sigs/karpenter v1.14.0 pkg/controllers/node/health/controller.go deleteNodeClaim:
+        # log.FromContext(ctx).Info("deleting unhealthy node") with NodeClaim and Node (V(1) in v1.1-v1.7).
+        name="karpenter.repair",
+        code="karpenter.disruption",
+        severity="warning",
+        confidence="high",
+        title="Karpenter node repair deleted an unhealthy node[ ({node})][: NodeClaim {nodeclaim}]",
+        keywords=("deleting unhealthy node",),
+        refine=lambda f, t: Verdict(fields={"reason": "Unhealthy"}),
+        fields_doc="reason (Unhealthy), nodeclaim, node",
+        example='{"level":"INFO","time":"2026-01-01T10:00:00.000Z","logger":"controller","caller":"health/controller.go:173",'
+                '"message":"deleting unhealthy node","commit":"1d92708","controller":"node.health","Node":{"name":'
+                '"ip-10-1-2-3.ec2.internal"},"NodeClaim":{"name":"gpu-od-4kq2m"}}',
+    ),
+    Rule(
+        # kubernetes-sigs/karpenter v1.14.0 pkg/controllers/node/health/controller.go: NodeRepairBlocked (events.go)
+        # with fmt.Sprintf("more than %s nodes are unhealthy in the nodepool", "20%") (v1.1-v1.2: "more then"), and
+        # for a NodeClaim without a NodePool "more then %s nodes are unhealthy in the cluster" (every version).
+        name="karpenter.repair_blocked",
+        code="karpenter.disruption",
+        severity="warning",
+        confidence="high",
+        title="Karpenter node repair is blocked: more than {threshold} of the {scope}'s nodes are unhealthy",
+        keywords=("nodes are unhealthy in the nodepool", "nodes are unhealthy in the cluster"),
+        pattern=linear.compile(r"more th[ae]n (?P<threshold>\d{1,3}%) nodes are unhealthy in the (?P<scope>nodepool|cluster)"),
+        refine=_repair_blocked,
+        fields_doc="reason (RepairBlocked), threshold, scope (nodepool|cluster)",
+        example="Warning  NodeRepairBlocked  2m  karpenter  more than 20% nodes are unhealthy in the nodepool",
+    ),
     Rule(
         # events.go: "Disrupting Node: <Reason>" / "Disrupting NodeClaim: <Reason>" (v0.32+); the v1 log
         # "disrupting node(s)" with command=<Reason>/<id>; v0.x "deprovisioning via <method>".

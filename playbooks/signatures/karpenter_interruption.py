@@ -29,6 +29,30 @@ the pod event ``Disrupted``: ``Deleting the pod to accommodate the terminationTi
 PDB of the pod and the do-not-disrupt annotation.``, and ``TerminationGracePeriodExpiring``: ``All pods
 will be deleted by <time>`` on the node and the NodeClaim. Expiry deletes the NodeClaim itself
 (pkg/controllers/nodeclaim/expiration/controller.go: debug log ``deleting expired nodeclaim``).
+
+Who set the time the ``Disrupted`` event names: three writers annotate the NodeClaim with
+``karpenter.sh/nodeclaim-termination-timestamp``, and the terminator (v1.14.0 terminator.go
+``DeleteExpiringPods``) deletes every pod still there at that time, whatever its PDB or do-not-disrupt says:
+
+- the NodeClaim's ``terminationGracePeriod``: deletion time + the grace period (core v1.14.0
+  pkg/controllers/nodeclaim/lifecycle/controller.go ``ensureTerminationGracePeriodTerminationTimeAnnotation``,
+  which alone also publishes ``TerminationGracePeriodExpiring`` on the NodeClaim);
+- node repair: the present time (core v1.14.0 pkg/controllers/node/health/controller.go
+  ``annotateTerminationGracePeriod``), logged ``deleting unhealthy node``;
+- an EC2 instance or system status check (aws v1.13+, v1.14.1 pkg/controllers/interruption/utils.go
+  ``actionForMessage``: ``instance_status`` / ``system_status`` -> ``ForcefulTermination``, which calls
+  ``annotateTerminationTimestamp`` with the present time before deleting the NodeClaim).
+
+The node's ``TerminationGracePeriodExpiring`` (node/termination/controller.go ``nodeTerminationTime``) is
+published for any of the three. A do-not-disrupt annotation or a WhenEmpty policy helps against none of them.
+
+Capacity Blocks (aws v1.14.1 pkg/controllers/capacityreservation/expiration/controller.go, since v1.6): a
+reservation of type ``capacity-block`` is ``expiring`` from 40 minutes before its end (pkg/apis/v1/
+ec2nodeclass_status.go ``CapacityReservationFromEC2``: ``capacityReservationExpirationPeriod``), 10 minutes
+before EC2 starts reclaiming its instances; the controller then deletes every NodeClaim of it and logs
+``initiating delete for capacity block expiration`` with ``NodeClaim`` and ``capacity-reservation-id``. It
+publishes no event. An EC2-side reclaim, like an interruption: nothing in the NodePool's disruption
+settings holds it back.
 """
 from __future__ import annotations
 
@@ -64,6 +88,8 @@ WHAT = {
     "InstanceUnhealthy": "EC2 scheduled maintenance or a failed instance status check retired the instance",
     "ScheduledChange": "EC2 scheduled maintenance (an AWS Health scheduled change) retired the instance",
     "InstanceStatus": "a failed EC2 instance or system status check retired the instance",
+    "CapacityBlockExpiring": ("the EC2 Capacity Block reserving the instance is ending (Karpenter deletes its nodes 40 "
+                              "minutes before the end, 10 minutes before EC2 reclaims the instances)"),
     "TerminatingOnInterruption": "Karpenter deleted the node on an EC2 interruption message",
 }
 
@@ -81,6 +107,8 @@ def _logged(fields: dict[str, str], text: str) -> Verdict:
 
 
 def _forced(fields: dict[str, str], text: str) -> Verdict:
+    # The line does not say which writer set the termination time (module doc): the analyzer tells them
+    # apart (analyzers/disruption.py); "TerminationGracePeriod" names the mechanism, not the cause.
     return Verdict(fields={"reason": "TerminationGracePeriod"})
 
 
@@ -134,13 +162,29 @@ RULES: tuple[Rule, ...] = (
         code="karpenter.disruption",
         severity="warning",
         confidence="high",
-        title="Karpenter deleted a pod when its node's terminationGracePeriod ran out (PDB and do-not-disrupt bypassed)",
+        title=("Karpenter deleted a pod at its node's termination time (PDB and do-not-disrupt bypassed: "
+               "terminationGracePeriod, node repair or a failed EC2 status check)"),
         keywords=("This bypasses the PDB of the pod and the do-not-disrupt annotation", "All pods will be deleted by"),
         refine=_forced,
         fields_doc="reason (TerminationGracePeriod)",
         example="Normal  Disrupted  1m  karpenter  Deleting the pod to accommodate the terminationTime 2026-01-01 10:00:00 "
                 "+0000 UTC of the node. The pod was granted 30 seconds of grace-period of its 3600 "
                 "terminationGracePeriodSeconds. This bypasses the PDB of the pod and the do-not-disrupt annotation.",
+    ),
+    Rule(
+        # aws/karpenter-provider-aws v1.14.1 pkg/controllers/capacityreservation/expiration/controller.go (v1.6+):
+        # log.Info("initiating delete for capacity block expiration") with NodeClaim and capacity-reservation-id.
+        name="karpenter.capacity_block_expiration",
+        code="karpenter.interruption",
+        severity="warning",
+        confidence="high",
+        title="Karpenter deleted a node because its EC2 Capacity Block ends within 40 minutes[: NodeClaim {nodeclaim}]",
+        keywords=("initiating delete for capacity block expiration",),
+        refine=lambda f, t: Verdict(fields={"interruption": "CapacityBlockExpiring"}),
+        fields_doc="interruption (CapacityBlockExpiring), nodeclaim",
+        example='{"level":"INFO","time":"2026-01-01T10:50:00.000Z","logger":"controller","message":"initiating delete '
+                'for capacity block expiration","commit":"9f1a0c2","controller":"capacityreservation.expiration",'
+                '"NodeClaim":{"name":"trn2-cb-5rj8x"},"capacity-reservation-id":"cr-01c2e6897ac9c06d3"}',
     ),
     Rule(
         name="karpenter.evicted_reason",

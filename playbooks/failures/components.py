@@ -54,7 +54,10 @@ TRAINING = "training.failed"
 KEYWORDS: tuple[str, ...] = (
     ".go:", '"level"', "level=", "\tERROR\t", "\tDPANIC\t", "\tPANIC\t", "\tFATAL\t", "panic: ", "fatal error: ", "ERROR", "CRITICAL", "FATAL", "Warning",
     "NVRM:", "mlx5", "efa ", "efa:", "srun: error", "mpirun noticed", "non-zero exit", "lvl=",
-    '"severity"',
+    '"severity"', "Error from server", "Internal error occurred", "is invalid: ", "is forbidden: ",
+    "failed calling webhook", "denied the request", "not authorized to perform", "AccessDenied", "status code: ",
+    "api error ", "oom-killer", " Killed ", "xit code", "exit status", "reason: ", "Reason: ", "error: ",
+    "[FATAL]", "[ERROR]", "[CRITICAL]", "[PANIC]",
 )
 
 _KLOG = linear.compile(
@@ -70,6 +73,52 @@ _KERNEL_ERROR = linear.compile(
 # separated by tabs (go.uber.org/zap zapcore/console_encoder.go).
 _ZAP_CONSOLE = linear.compile(
     r"^\S{8,40}\t(?P<level>DEBUG|INFO|WARN|ERROR|DPANIC|PANIC|FATAL)\t(?:(?P<logger>[\w./-]{1,120})\t)?(?:(?P<caller>[\w./-]{1,200}:\d{1,6})\t)?(?P<message>[^\t]*)(?:\t.*)?$")
+# zap's console output pasted where tabs became spaces (a GitHub comment, a terminal copy).
+_ZAP_SPACED = linear.compile(
+    r"^\d{4}-\d{2}-\d{2}T[\d:.]{8,18}(?:Z|[+-]\d{2}:?\d{2})\s{1,12}(?P<level>ERROR|DPANIC|PANIC|FATAL)\s{1,12}(?P<message>.+)$")
+# Go's standard log timestamp (log.LstdFlags: 2006/01/02 15:04:05) or any ISO one, then a bracketed level
+# (CoreDNS plugin/pkg/log, many Go and Python programs).
+_BRACKET_LEVEL = linear.compile(
+    r"^(?:\[?\d{4}[-/]\d{2}[-/]\d{2}[ T][\d:.,]{8,18}(?:Z|[+-]\d{2}:?\d{2})?\]?\s{1,4})?\[(?P<level>ERROR|FATAL|CRITICAL|PANIC)\]\s{0,4}(?P<message>.+)$")
+# Refusals of the API server as clients print them: kubectl's "Error from server (Reason): ..." (k8s.io/kubectl
+# pkg/cmd/util/helpers.go StandardErrorMessage), apimachinery's StatusError messages (pkg/api/errors/errors.go
+# NewInvalid "%s %q is invalid: %v", NewForbidden "%s %q is forbidden: %v", NewInternalError "Internal error
+# occurred: %v") and the webhook dispatcher's (apiserver pkg/admission/plugin/webhook/errors: "admission webhook
+# %q denied the request", "failed calling webhook %q").
+_API_REFUSAL = linear.compile(
+    r"(?:Error from server \((?P<reason>[A-Za-z]{2,40})\): (?P<m1>.+)|Internal error occurred: (?P<m2>.+)"
+    r"|(?P<m3>\S{1,253} \"[^\"]{1,253}\" is (?:invalid|forbidden): .+)|(?P<m4>[\w.-]{1,80} is forbidden: User \".+)"
+    r"|(?P<m5>admission webhook \"[^\"]{1,253}\" denied the request.*)|(?P<m6>failed calling webhook \"[^\"]{1,253}\".*))")
+# AWS's own error shapes: an IAM denial ("User: ARN is not authorized to perform: ACTION on resource: ARN", IAM
+# user guide, troubleshoot access denied), aws-sdk-go's "Code: message\n\tstatus code: N, request id: ..."
+# and aws-sdk-go-v2's "operation error SERVICE: OP, https response error StatusCode: N, RequestID: ..., api error
+# CODE: message" (smithy-go).
+_IAM_DENIAL = linear.compile(r"is not authorized to perform: (?P<action>[a-z0-9-]{2,40}:[A-Za-z0-9*]{2,80})")
+_AWS_ERROR = linear.compile(
+    r"(?:api error |^|[\s:,])(?P<code>[A-Z][A-Za-z]{2,60}(?:\.[A-Za-z]{2,60})?): (?P<message>[^\n]{3,})")
+_AWS_CODE_ENDINGS = ("Exception", "Denied", "Unauthorized", "NotFound", "Exceeded", "Invalid", "Malformed",
+                     "Failure", "Limit", "Operation", "Capacity", "Unsupported", "Error", "Fault", "Throttling")
+# The kernel's OOM killer announcing itself (mm/oom_kill.c dump_header: "%s invoked oom-killer: gfp_mask=...").
+_OOM_INVOKED = linear.compile(r"(?P<process>[\w./:-]{1,64}) invoked oom-killer: ")
+# bash's report of a job a signal ended ("script: line N:  PID Killed  command", execute_cmd.c / jobs.c).
+_SHELL_SIGNAL = linear.compile(
+    r": line \d{1,7}: {1,12}\d{1,10} (?P<signal>Killed|Segmentation fault|Aborted|Bus error|Terminated)(?: \(core dumped\))? {2,}\S")
+# A non-zero exit code said in words: "Exit code: 137", "exited with code 1", "exit status 2".
+_EXIT_WORDS = linear.compile(
+    r"(?i)\bexit(?:ed)?(?: with)?(?: exit)? (?:code|status)(?::|=)? ?(?P<code>[1-9]\d{0,2})\b")
+# A YAML or describe field naming a reason: looked up in the vocabulary (a Job's Failed condition, a
+# container's waiting reason, a Kueue Workload's condition).
+_REASON_FIELD = linear.compile(r"^\s{0,40}-?\s{0,4}[Rr]eason:\s{1,30}\"?(?P<reason>[A-Z][A-Za-z]{2,80})\"?\s*$")
+# A terminated container's bare reason (containerd internal/cri/server/container_status.go: "Error" for a
+# non-zero exit) and a condition's bare "Failed": no more than the exit code beside them says.
+_GENERIC_REASONS = ("Error", "Completed", "Failed")
+# kubectl's own error line ("error: %v", k8s.io/kubectl pkg/cmd/util/helpers.go fatal).
+_KUBECTL_ERROR = linear.compile(r"^error: (?P<message>\S.{2,})$")
+# A command-line tool's own failure line: Go programs built on spf13/cobra (command.go ExecuteC: "Error: " + err:
+# helm, eksctl, kubectl plugins) and package managers (dnf's "Error: Unable to find a match").
+_CLI_ERROR = linear.compile(r"^Error: (?P<message>\S.{2,})$")
+_LEVEL_FIELD = linear.compile(r'"(?:level|severity)"\s{0,2}:\s{0,2}"(?P<level>[A-Za-z]{3,9})"')
+_MSG_FIELD = linear.compile(r'"(?:msg|message|error|err)"\s{0,2}:\s{0,2}"(?P<value>(?:[^"\\]|\\.){1,1000})"')
 _LOGFMT_LEVEL = linear.compile(r'(?:^|\s)(?:level|lvl)=(?P<level>"?[A-Za-z]{3,9}"?)(?:\s|$)')
 _LOGFMT_FIELD = linear.compile(r'(?:^|\s)(?P<key>msg|message|err|error|caller|logger|component|controller)=(?P<value>"(?:[^"\\]|\\.){0,1000}"|\S{1,1000})')
 _PANIC = linear.compile(r"^(?P<kind>panic|fatal error): (?P<message>.+)$")
@@ -83,7 +132,7 @@ _COLUMNS = linear.compile(r"\s{2,}")
 _SRUN = linear.compile(r"srun: error: (?P<host>[\w.-]{1,253}): tasks? (?P<task>[\d,-]{1,40}): (?P<message>.{1,400})$")
 _MPIRUN = linear.compile(
     r"mpirun noticed that process rank (?P<rank>\d{1,6}) with PID (?P<pid>\d{1,10}) on node (?P<host>\S{1,253}) exited on signal (?P<signal>\d{1,3})(?: \((?P<name>[^)]{1,40})\))?")
-_MPI_EXIT = linear.compile(r"Primary job\s{1,4}terminated normally, but (?P<count>\d{1,6}) process(?:es)? returned\s{0,4}a non-zero exit code")
+_MPI_EXIT = linear.compile(r"Primary job\s{1,4}terminated normally, but (?P<count>\d{1,6}) process(?:es)? returned")
 # An AWS API error code in a message: ``UnauthorizedOperation: ...``, ``(InsufficientInstanceCapacity)``,
 # ``api error InvalidParameterValue:``, ``Code: VcpuLimitExceeded`` (aws-sdk-go-v2 smithy's ``api error %s: %s``).
 _AWS_CODE = linear.compile(r"(?:^|[\s\"'(:,=])(?P<code>[A-Z][a-z]{1,30}(?:[A-Z][a-z0-9]{1,30}){1,8}(?:\.[A-Z][A-Za-z]{1,40}){0,2})\b")
@@ -163,10 +212,18 @@ def _logfmt(text: str) -> _Line | None:
 def read(text: str, depth: int = 0) -> _Line | None:
     """The level, message and writer of one line in a known format, or None."""
     text = text.strip()
+    while text.startswith(">"):  # a GitHub or e-mail quote around a pasted log
+        text = text[1:].strip()
     if not text or depth > 3:
         return None
     if text.startswith("{"):
-        return _json(text)
+        line = _json(text)
+        if line is not None:
+            return line
+    if '"level"' in text or '"severity"' in text:
+        line = _json_fragment(text)
+        if line is not None:
+            return line
     if "\t" in text:
         found = _ZAP_CONSOLE.match(text)
         if found is not None:
@@ -216,10 +273,55 @@ def read(text: str, depth: int = 0) -> _Line | None:
     found = _PY_LOGGING.match(text)
     if found is not None:
         return _Line(found.group("level").lower(), found.group("message"), found.group("logger") or "", "python logging")
+    found = _ZAP_SPACED.match(text)
+    if found is not None:
+        return _Line(found.group("level").lower(), found.group("message"), "", "zap console")
+    found = _BRACKET_LEVEL.match(text)
+    if found is not None:
+        return _Line(found.group("level").lower(), found.group("message"), "", "bracketed level")
+    return _refusal(text)
+
+
+def _json_fragment(text: str) -> _Line | None:
+    """A JSON log record cut or wrapped by a paste: its level and message read by their keys."""
+    found = _LEVEL_FIELD.search(text)
+    if found is None:
+        return None
+    message = ": ".join(m.group("value") for m in _MSG_FIELD.finditer(text))
+    return _Line(found.group("level").lower(), message or text, "", "json")
+
+
+def _refusal(text: str) -> _Line | None:
+    """A refusal in the API server's or AWS's own shape, whatever wrote it to the log."""
+    found = _API_REFUSAL.search(text)
+    if found is not None:
+        groups = found.groupdict()
+        message = next(groups[k] for k in ("m1", "m2", "m3", "m4", "m5", "m6") if groups.get(k))
+        return _Line("error", message, "kube-apiserver", "api refusal", reason=groups.get("reason") or "")
+    found = _IAM_DENIAL.search(text)
+    if found is not None:
+        return _Line("error", text, "", "aws error", fields={"action": found.group("action")})
+    if any(ending in text for ending in _AWS_CODE_ENDINGS):
+        for found in _AWS_ERROR.finditer(text):
+            code = found.group("code")
+            if code.endswith(_AWS_CODE_ENDINGS) or vocabulary.code_entry(code) is not None:
+                return _Line("error", text, "", "aws error", reason=code)
+    found = _KUBECTL_ERROR.match(text)
+    if found is not None:
+        return _Line("error", found.group("message"), "kubectl", "kubectl")
+    found = _CLI_ERROR.match(text)
+    if found is not None:
+        return _Line("error", found.group("message"), "", "cli error")
     return None
 
 
 def _kernel(message: str) -> _Line | None:
+    stamped = _PRINTK.match(message)
+    if stamped is not None:
+        message = stamped.group("message")
+    found = _OOM_INVOKED.search(message)
+    if found is not None:
+        return _Line("error", message, "kernel oom-killer", "kernel", fields={"process": found.group("process")})
     found = _KERNEL_SOURCE.match(message)
     if found is None or _KERNEL_ERROR.search(message) is None:
         return None
@@ -234,6 +336,9 @@ def scan(text: str, base: dict[str, str]) -> Iterator[Hit]:
         return
     line = read(text)
     if line is None:
+        other = _exit_words(text) or _reason_field(text)
+        if other is not None:
+            yield Hit(other.code, other.severity, other.confidence, other.title, {**base, **other.fields})
         return
     if line.level in _WARNING_LEVELS or not (line.level in _ERROR_LEVELS or line.level == "warning-event"):
         return
@@ -247,6 +352,11 @@ def classify(line: _Line) -> Hit | None:
     message = line.message.strip()
     if not message:
         return None
+    if line.writer == "kernel oom-killer":
+        process = line.fields.get("process", "")
+        return Hit("training.terminated", "error", "high",
+                   f"The kernel's OOM killer was invoked by {process}: a process of the node or its cgroup ran out of memory",
+                   {"signal": "SIGKILL", "reason": "OOMKilled", "process": process, "message": _quote(message)})
     writer = line.writer or line.obj.split("/", 1)[0]
     entry = None
     if line.reason:
@@ -256,6 +366,16 @@ def classify(line: _Line) -> Hit | None:
     aws = _aws_code(message, writer)
     if aws is not None and (entry is None or entry.code is None):
         entry = aws
+    if entry is None and line.fields.get("action"):
+        action = line.fields["action"]
+        return Hit(CODE, "error", "medium",
+                   f"AWS IAM denied {action}: the role named in the message lacks that permission",
+                   {"message": _quote(message), "writer": writer or "", "format": line.format, "action": action,
+                    "meaning": f"An IAM policy (or an SCP or permissions boundary) denies {action} to the role the "
+                               "message names; whoever runs as that role (a controller, the node) cannot do its work.",
+                    "next": f"Find the role in the message (assumed-role/NAME) and grant {action} in its policy, or lift "
+                            "the explicit deny the message names (SCP, boundary); then watch the writer's log retry.",
+                    "owner": "platform"})
     fields = {"message": _quote(message), "writer": writer or "", "format": line.format}
     if line.reason:
         fields["reason"] = line.reason
@@ -321,9 +441,54 @@ def _launcher(text: str) -> Hit | None:
                    f"mpirun: rank {found.group('rank')} on {found.group('host')} was ended by {signal}",
                    {"rank": found.group("rank"), "host": found.group("host"), "signal": {"9": "SIGKILL", "15": "SIGTERM"}.get(found.group("signal"), signal),
                     "message": _quote(text), "launcher": "mpirun"})
+    found = _SHELL_SIGNAL.search(text)
+    if found is not None:
+        name = {"Killed": "SIGKILL", "Segmentation fault": "SIGSEGV", "Aborted": "SIGABRT", "Bus error": "SIGBUS",
+                "Terminated": "SIGTERM"}[found.group("signal")]
+        return Hit("training.terminated" if name in ("SIGKILL", "SIGTERM") else TRAINING, "error",
+                   "medium" if name == "SIGKILL" else "low",
+                   f"The shell reports the command was ended by {name} ({found.group('signal')})",
+                   {"signal": name, "message": _quote(text), "kind": "process end"})
+    return _mpi(text)
+
+
+def _exit_words(text: str) -> Hit | None:
+    """A non-zero exit code said in words, in a line no log format claims."""
+    found = _EXIT_WORDS.search(text)
+    if found is not None:
+        code = int(found.group("code"))
+        if code in (137, 143):
+            return Hit("training.terminated", "error", "low",
+                       f"The process exited with code {code}: killed by {'SIGKILL (often the OOM killer)' if code == 137 else 'SIGTERM'}",
+                       {"exit_code": str(code), "signal": "SIGKILL" if code == 137 else "SIGTERM", "message": _quote(text)})
+        return Hit(TRAINING, "error", "low", f"The process exited with code {code}: its own output before this names the error",
+                   {"exit_code": str(code), "message": _quote(text), "kind": "exit"})
+    return None
+
+
+def _mpi(text: str) -> Hit | None:
     found = _MPI_EXIT.search(text)
     if found is not None:
         return Hit(TRAINING, "error", "low",
                    f"mpirun: {found.group('count')} process(es) returned a non-zero exit code: their own output names the error",
                    {"message": _quote(text), "kind": "exit", "launcher": "mpirun"})
     return None
+
+
+def _reason_field(text: str) -> Hit | None:
+    """``reason: BackoffLimitExceeded`` in a YAML status or ``Reason: CrashLoopBackOff`` in describe output: the
+    reason is looked up in the vocabulary, and only an error- or warning-level entry is a finding."""
+    found = _REASON_FIELD.match(text)
+    if found is None:
+        return None
+    if found.group("reason") in _GENERIC_REASONS:
+        return None  # says only that it failed: the exit code and the log lines beside it say why
+    entry = vocabulary.by_reason(found.group("reason"))
+    if entry is None or entry.level == "normal":
+        return None
+    fields = {"reason": entry.reason, "message": _quote(text), "meaning": entry.meaning, "next": entry.next,
+              "owner": entry.owner, "upgrade": entry.upgrade, "writer": entry.component, "format": "status field"}
+    severity = "error" if entry.level == "error" else "warning"
+    if entry.code and entry.code != CODE:
+        return Hit(entry.code, severity, "low", f"{entry.component} reports {entry.reason}: {entry.meaning}", fields)
+    return Hit(CODE, severity, "low", f"{entry.component} reports {entry.reason}: {entry.meaning}", fields)

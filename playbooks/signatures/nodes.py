@@ -30,12 +30,18 @@ def go_duration_seconds(text: str) -> float:
 _NOT_IPAMD_WRITERS = ("controller", "karpenter", "provisioner", "nodeclass", "nodeclaim", "disruption", "ebs", "csi")
 
 
+_LAUNCH_PATH = ("creating instance", "with fleet error", "creating machine", "creating nodeclaim", "launching nodeclaim",
+                "creating launch template", "launch template")
+
+
 def _ipamd_unauthorized(fields: dict[str, str], text: str) -> Verdict | None:
     writer = fields.get("writer", "").lower()
     if writer and "ipamd" not in writer and any(word in writer for word in _NOT_IPAMD_WRITERS):
         return None
     if "assumed-role/" in text and "karpenter" in text.lower():
         return None
+    if any(word in text for word in _LAUNCH_PATH):
+        return None  # Karpenter's launch path wraps EC2's refusal (core pkg/controllers/nodeclaim/lifecycle/launch.go)
     return Verdict(fields={"problem": "UnauthorizedOperation"})
 
 

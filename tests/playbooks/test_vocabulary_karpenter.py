@@ -68,7 +68,7 @@ def test_karpenter_events_by_reason():
     assert ice.code == "karpenter.insufficient_capacity"
     blocked = vocabulary.by_reason("DisruptionBlocked", "No allowed disruptions due to blocking budget",
                                    component="karpenter")
-    assert blocked.level == "warning" and blocked.message == "No allowed disruptions due to blocking budget"
+    assert blocked.level == "normal" and blocked.message == "No allowed disruptions due to blocking budget"
     spot = vocabulary.by_reason("SpotInterrupted", "Spot interruption warning was triggered", component="karpenter")
     assert spot.code == "karpenter.interruption"
     assert vocabulary.by_reason("Unconsolidatable", "Can't replace with a cheaper node").level == "normal"

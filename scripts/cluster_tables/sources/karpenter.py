@@ -648,10 +648,12 @@ RULES: list[Rule] = [
     (("event",), r"^NoCompatibleInstanceTypes$", r"", "error", "spec", "karpenter.no_instance_type",
      "The NodePool's requirements filter out every instance type available to it.",
      _NP + "; widen the requirements or lower minValues.", "the NodePool's requirements against the instance types"),
-    (("event",), r"^DisruptionBlocked$", r"budget", "warning", "platform", None,
+    # DisruptionBlocked is a Normal event (core pkg/controllers/disruption/events/events.go): Karpenter keeping
+    # its own rules (budgets, do-not-disrupt, PDBs), routine news, never a failure.
+    (("event",), r"^DisruptionBlocked$", r"budget", "normal", "benign", None,
      "Karpenter may not disrupt nodes of this NodePool now because a disruption budget allows none.",
      _NP + " (spec.disruption.budgets).", "the budget's schedule and duration"),
-    (("event",), r"^DisruptionBlocked$", r"", "warning", "spec", None,
+    (("event",), r"^DisruptionBlocked$", r"", "normal", "benign", None,
      "Karpenter will not disrupt this node: a pod's karpenter.sh/do-not-disrupt annotation, a PDB or the "
      "node's state blocks it.",
      "kubectl describe node <node> and the pod the message names (annotations, PodDisruptionBudgets).",
@@ -758,7 +760,10 @@ RULES: list[Rule] = [
      "karpenter.node_registration_failed",
      "Karpenter deleted a NodeClaim that did not launch (5 min) or register (15 min) in time.",
      _NC + "; the NodePool's NodeRegistrationHealthy condition.", "the NodeClaim's last conditions"),
-    (("error",), r"", r"do-not-disrupt|pdb|disruption is blocked", "warning", "spec", None,
+    # The reasons a node cannot be disrupted (core pkg/controllers/state/statenode.go ValidatePodsDisruptable):
+    # Karpenter honouring a PDB or do-not-disrupt, reported as a Normal DisruptionBlocked event; the job is
+    # protected, which is no failure.
+    (("error",), r"", r"do-not-disrupt|pdb|disruption is blocked", "normal", "benign", None,
      "Voluntary disruption of this node is blocked by a pod annotation, a node annotation or a PDB.",
      "The pod or PDB the message names: kubectl get pdb -A; kubectl get pod -o yaml (annotations).", ""),
     (("error",), r"", r"user ?data|content-type|multipart|mime|nodeconfig|toml", "error", "platform", None,

@@ -302,6 +302,16 @@ rule("warning", "spec", None,
      "The container is restarted because a probe failed or its spec changed.",
      f"{K}: read the Unhealthy events before it; raise the probe's thresholds for slow starts.",
      reason="Killing", message=r"will be restarted")
+# The job controller's "Job suspended" (pkg/controller/job/job_controller.go, a Normal event): the job holds on
+# purpose (spec.suspend, set by a person or by Kueue until its Workload is admitted) and its pods are gone: the
+# answer to "why is it not running", as scheduling.gated, until a newer "Job resumed" or Suspended=False says it
+# is over (the analyzers read that newer state).
+rule("warning", "spec", "scheduling.gated",
+     "The Job is suspended (spec.suspend, often Kueue holding it until its Workload is admitted): its pods are "
+     "deleted and none are created until it is resumed.",
+     "kubectl get job JOB -o jsonpath='{.spec.suspend}'; with Kueue, kubectl describe workload -n NS for its "
+     "QuotaReserved / Admitted conditions.", "The Job's Suspended condition still True.",
+     reason="Suspended", message=r"^Job suspended$", kind="event")
 rule("normal", "benign", None, "Routine container lifecycle on the node.", "Nothing to do.",
      reason=("Created", "Started", "Killing", "Scheduled", "SuccessfulAttachVolume", "SuccessfulMountVolume",
              "Starting", "NodeAllocatableEnforced", "RegisteredNode", "RemovingNode", "SuccessfulCreate",

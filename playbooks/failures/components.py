@@ -87,8 +87,8 @@ _BRACKET_LEVEL = linear.compile(
 # %q denied the request", "failed calling webhook %q").
 _API_REFUSAL = linear.compile(
     r"(?:Error from server \((?P<reason>[A-Za-z]{2,40})\): (?P<m1>.+)|Internal error occurred: (?P<m2>.+)"
-    r"|(?P<m3>\S{1,253} \"[^\"]{1,253}\" is (?:invalid|forbidden): .+)|(?P<m4>[\w.-]{1,80} is forbidden: User \".+)"
-    r"|(?P<m5>admission webhook \"[^\"]{1,253}\" denied the request.*)|(?P<m6>failed calling webhook \"[^\"]{1,253}\".*))")
+    r"|(?P<m3>\S+ \"[^\"]+\" is (?:invalid|forbidden): .+)|(?P<m4>[\w.-]{1,80} is forbidden: User \".+)"
+    r"|(?P<m5>admission webhook \"[^\"]+\" denied the request.*)|(?P<m6>failed calling webhook \"[^\"]+\".*))")
 # AWS's own error shapes: an IAM denial ("User: ARN is not authorized to perform: ACTION on resource: ARN", IAM
 # user guide, troubleshoot access denied), aws-sdk-go's "Code: message\n\tstatus code: N, request id: ..."
 # and aws-sdk-go-v2's "operation error SERVICE: OP, https response error StatusCode: N, RequestID: ..., api error
@@ -118,9 +118,9 @@ _KUBECTL_ERROR = linear.compile(r"^error: (?P<message>\S.{2,})$")
 # helm, eksctl, kubectl plugins) and package managers (dnf's "Error: Unable to find a match").
 _CLI_ERROR = linear.compile(r"^Error: (?P<message>\S.{2,})$")
 _LEVEL_FIELD = linear.compile(r'"(?:level|severity)"\s{0,2}:\s{0,2}"(?P<level>[A-Za-z]{3,9})"')
-_MSG_FIELD = linear.compile(r'"(?:msg|message|error|err)"\s{0,2}:\s{0,2}"(?P<value>(?:[^"\\]|\\.){1,1000})"')
+_MSG_FIELD = linear.compile(r'"(?:msg|message|error|err)"\s{0,2}:\s{0,2}"(?P<value>(?:[^"\\]|\\.)+)"')
 _LOGFMT_LEVEL = linear.compile(r'(?:^|\s)(?:level|lvl)=(?P<level>"?[A-Za-z]{3,9}"?)(?:\s|$)')
-_LOGFMT_FIELD = linear.compile(r'(?:^|\s)(?P<key>msg|message|err|error|caller|logger|component|controller)=(?P<value>"(?:[^"\\]|\\.){0,1000}"|\S{1,1000})')
+_LOGFMT_FIELD = linear.compile(r'(?:^|\s)(?P<key>msg|message|err|error|caller|logger|component|controller)=(?P<value>"(?:[^"\\]|\\.)*"|\S+)')
 _PANIC = linear.compile(r"^(?P<kind>panic|fatal error): (?P<message>.+)$")
 _PY_LOGGING = linear.compile(
     r"^(?:\[?\d{4}-\d{2}-\d{2}[ T][\d:,.]{8,15}\]?\s{1,4}(?:-\s{1,4})?)?(?:\[?(?P<logger>[\w.-]{1,80})\]?\s{1,4}(?:-\s{1,4})?)?"
@@ -129,9 +129,9 @@ _EVENT_ROW = linear.compile(
     r"(?:^|\s)Warning\s{1,40}(?P<reason>[A-Z][A-Za-z]{2,80})\s{1,40}(?P<object>[a-z][\w.-]{0,80}/[\w.:-]{1,253})\s{1,40}(?P<message>\S.*)$")
 _DESCRIBE_EVENT = linear.compile(r"^\s{0,8}Warning\s{2,40}(?P<rest>[A-Z]\S{2,80}\s{2,}.+)$")
 _COLUMNS = linear.compile(r"\s{2,}")
-_SRUN = linear.compile(r"srun: error: (?P<host>[\w.-]{1,253}): tasks? (?P<task>[\d,-]{1,40}): (?P<message>.{1,400})$")
+_SRUN = linear.compile(r"srun: error: (?P<host>[\w.-]+): tasks? (?P<task>[\d,-]{1,40}): (?P<message>.+)$")
 _MPIRUN = linear.compile(
-    r"mpirun noticed that process rank (?P<rank>\d{1,6}) with PID (?P<pid>\d{1,10}) on node (?P<host>\S{1,253}) exited on signal (?P<signal>\d{1,3})(?: \((?P<name>[^)]{1,40})\))?")
+    r"mpirun noticed that process rank (?P<rank>\d{1,6}) with PID (?P<pid>\d{1,10}) on node (?P<host>\S+) exited on signal (?P<signal>\d{1,3})(?: \((?P<name>[^)]{1,40})\))?")
 _MPI_EXIT = linear.compile(r"Primary job\s{1,4}terminated normally, but (?P<count>\d{1,6}) process(?:es)? returned")
 # An AWS API error code in a message: ``UnauthorizedOperation: ...``, ``(InsufficientInstanceCapacity)``,
 # ``api error InvalidParameterValue:``, ``Code: VcpuLimitExceeded`` (aws-sdk-go-v2 smithy's ``api error %s: %s``).
@@ -217,6 +217,9 @@ def read(text: str, depth: int = 0) -> _Line | None:
     if not text or depth > 3:
         return None
     if text.startswith("{"):
+        found = _LEVEL_FIELD.search(text)
+        if found is not None and found.group("level").lower() not in _ERROR_LEVELS:
+            return _Line(found.group("level").lower(), "", "", "json")  # routine: not worth parsing
         line = _json(text)
         if line is not None:
             return line

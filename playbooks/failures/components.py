@@ -57,7 +57,9 @@ KEYWORDS: tuple[str, ...] = (
     '"severity"', "Error from server", "Internal error occurred", "is invalid: ", "is forbidden: ",
     "failed calling webhook", "denied the request", "not authorized to perform", "AccessDenied", "status code: ",
     "api error ", "oom-killer", " Killed ", "xit code", "exit status", "reason: ", "Reason: ", "error: ",
-    "[FATAL]", "[ERROR]", "[CRITICAL]", "[PANIC]",
+    "[FATAL]", "[ERROR]", "[CRITICAL]", "[PANIC]", "Primary job", "mount", "│",
+    *(f"{year}/" for year in range(2010, 2041)),  # Go's standard log timestamp
+    "  Unable to", "  Error ", "  Failed", "Error: ", "Exception: ",
 )
 
 _KLOG = linear.compile(
@@ -68,14 +70,14 @@ _SYSLOG = linear.compile(
 _PRINTK = linear.compile(r"^(?:<\d>)?\[\s{0,12}\d{1,10}\.\d{1,9}\] (?P<message>.*)$")
 _KERNEL_SOURCE = linear.compile(r"^(?P<who>NVRM|mlx5_core|mlx5_ib|efa|nvidia(?:-[a-z]+)?|ib_core|nvme\d*|EDAC)\b")
 _KERNEL_ERROR = linear.compile(
-    r"(?i)\b(?:error|err|fail(?:ed|ure)?|fault|timeout|timed out|unrecoverable|fatal|xid|abort|cannot|unable|lost|down|reset)\b")
+    r"(?i)\b(?:error|err|fail(?:ed|ure)?|fault|timeout|timed out|unrecoverable|fatal|xid|abort|cannot|unable|lost|down|reset|not supported|unsupported)\b")
 # zap's console encoder (Karpenter before v0.33 and other zap users): time, LEVEL, logger, message, fields as JSON,
 # separated by tabs (go.uber.org/zap zapcore/console_encoder.go).
 _ZAP_CONSOLE = linear.compile(
     r"^\S{8,40}\t(?P<level>DEBUG|INFO|WARN|ERROR|DPANIC|PANIC|FATAL)\t(?:(?P<logger>[\w./-]{1,120})\t)?(?:(?P<caller>[\w./-]{1,200}:\d{1,6})\t)?(?P<message>[^\t]*)(?:\t.*)?$")
 # zap's console output pasted where tabs became spaces (a GitHub comment, a terminal copy).
 _ZAP_SPACED = linear.compile(
-    r"^\d{4}-\d{2}-\d{2}T[\d:.]{8,18}(?:Z|[+-]\d{2}:?\d{2})\s{1,12}(?P<level>ERROR|DPANIC|PANIC|FATAL)\s{1,12}(?P<message>.+)$")
+    r"^\d{2,4}-\d{2}-\d{2}T[\d:.]{8,18}(?:Z|[+-]\d{2}:?\d{2})\s{1,12}(?P<level>ERROR|DPANIC|PANIC|FATAL)\s{1,12}(?P<message>.+)$")
 # Go's standard log timestamp (log.LstdFlags: 2006/01/02 15:04:05) or any ISO one, then a bracketed level
 # (CoreDNS plugin/pkg/log, many Go and Python programs).
 _BRACKET_LEVEL = linear.compile(
@@ -87,7 +89,7 @@ _BRACKET_LEVEL = linear.compile(
 # %q denied the request", "failed calling webhook %q").
 _API_REFUSAL = linear.compile(
     r"(?:Error from server \((?P<reason>[A-Za-z]{2,40})\): (?P<m1>.+)|Internal error occurred: (?P<m2>.+)"
-    r"|(?P<m3>\S+ \"[^\"]+\" is (?:invalid|forbidden): .+)|(?P<m4>[\w.-]{1,80} is forbidden: User \".+)"
+    r"|(?P<m3>\S+ \\?\"[^\"\\]+\\?\" is (?:invalid|forbidden): .+)|(?P<m4>[\w.-]{1,80} is forbidden: User \".+)"
     r"|(?P<m5>admission webhook \"[^\"]+\" denied the request.*)|(?P<m6>failed calling webhook \"[^\"]+\".*))")
 # AWS's own error shapes: an IAM denial ("User: ARN is not authorized to perform: ACTION on resource: ARN", IAM
 # user guide, troubleshoot access denied), aws-sdk-go's "Code: message\n\tstatus code: N, request id: ..."
@@ -97,7 +99,9 @@ _IAM_DENIAL = linear.compile(r"is not authorized to perform: (?P<action>[a-z0-9-
 _AWS_ERROR = linear.compile(
     r"(?:api error |^|[\s:,])(?P<code>[A-Z][A-Za-z]{2,60}(?:\.[A-Za-z]{2,60})?): (?P<message>[^\n]{3,})")
 _AWS_CODE_ENDINGS = ("Exception", "Denied", "Unauthorized", "NotFound", "Exceeded", "Invalid", "Malformed",
-                     "Failure", "Limit", "Operation", "Capacity", "Unsupported", "Error", "Fault", "Throttling")
+                     "Limit", "Operation", "Capacity", "Unsupported", "Throttling")
+# Words that say a "Code: message" line is an AWS API's answer and not a program's own exception.
+_AWS_MARKERS = ("status code:", "request id", "RequestID", "api error ", "operation error ", "arn:aws", "Request ID")
 # The kernel's OOM killer announcing itself (mm/oom_kill.c dump_header: "%s invoked oom-killer: gfp_mask=...").
 _OOM_INVOKED = linear.compile(r"(?P<process>[\w./:-]{1,64}) invoked oom-killer: ")
 # bash's report of a job a signal ended ("script: line N:  PID Killed  command", execute_cmd.c / jobs.c).
@@ -117,6 +121,17 @@ _KUBECTL_ERROR = linear.compile(r"^error: (?P<message>\S.{2,})$")
 # A command-line tool's own failure line: Go programs built on spf13/cobra (command.go ExecuteC: "Error: " + err:
 # helm, eksctl, kubectl plugins) and package managers (dnf's "Error: Unable to find a match").
 _CLI_ERROR = linear.compile(r"^Error: (?P<message>\S.{2,})$")
+# Go's standard logger has no levels (log.LstdFlags: "2006/01/02 15:04:05 message"): a message that opens with a
+# failure is that program's error (the NVIDIA and EFA device plugins log this way).
+_GO_STDLOG = linear.compile(r"^\d{4}/\d{2}/\d{2} \d{2}:\d{2}:\d{2}(?:\.\d{1,6})? (?P<message>.+)$")
+_FAILURE_OPENING = linear.compile(
+    r"^(?i:error|failed|failure|fatal|panic|could not|couldn't|unable to|cannot|can't)\b")
+# mount(8)'s own error line (util-linux and nfs-utils: "mount.nfs4: access denied by server while mounting ..."),
+# as the CSI node plugins pass it on.
+_MOUNT_ERROR = linear.compile(r"^(?:b['\"])?(?P<message>mount(?:\.[a-z0-9]{2,12})?: .+)$")
+# An event row of kubectl's oldest describe layout (Reason, Message; no Type column), whose reason the
+# vocabulary knows as a failure.
+_BARE_EVENT = linear.compile(r"^(?P<reason>[A-Z][A-Za-z]{3,60})\s{2,}(?P<message>\S.+)$")
 _LEVEL_FIELD = linear.compile(r'"(?:level|severity)"\s{0,2}:\s{0,2}"(?P<level>[A-Za-z]{3,9})"')
 _MSG_FIELD = linear.compile(r'"(?:msg|message|error|err)"\s{0,2}:\s{0,2}"(?P<value>(?:[^"\\]|\\.)+)"')
 _LOGFMT_LEVEL = linear.compile(r'(?:^|\s)(?:level|lvl)=(?P<level>"?[A-Za-z]{3,9}"?)(?:\s|$)')
@@ -211,7 +226,7 @@ def _logfmt(text: str) -> _Line | None:
 
 def read(text: str, depth: int = 0) -> _Line | None:
     """The level, message and writer of one line in a known format, or None."""
-    text = text.strip()
+    text = text.strip().strip("│").strip().strip("*").strip()  # k9s draws its log pane in a box; markdown bold
     while text.startswith(">"):  # a GitHub or e-mail quote around a pasted log
         text = text[1:].strip()
     if not text or depth > 3:
@@ -230,7 +245,13 @@ def read(text: str, depth: int = 0) -> _Line | None:
     if "\t" in text:
         found = _ZAP_CONSOLE.match(text)
         if found is not None:
-            return _Line(found.group("level").lower(), found.group("message"),
+            message = found.group("message")
+            fields_at = text.find("\t{")
+            if fields_at > 0:  # zap's fields as JSON after the message: their error says what failed
+                error = _MSG_FIELD.search(text, fields_at)
+                if error is not None and error.group("value") not in message:
+                    message = f"{message}: {error.group('value')}"
+            return _Line(found.group("level").lower(), message,
                          " ".join(g for g in (found.group("logger"), found.group("caller")) if g), "zap console")
     found = _KLOG.match(text)
     if found is not None:
@@ -282,6 +303,18 @@ def read(text: str, depth: int = 0) -> _Line | None:
     found = _BRACKET_LEVEL.match(text)
     if found is not None:
         return _Line(found.group("level").lower(), found.group("message"), "", "bracketed level")
+    found = _GO_STDLOG.match(text)
+    if found is not None:
+        message = found.group("message")
+        return _Line("error" if _FAILURE_OPENING.match(message) else "info", message, "", "go log")
+    found = _MOUNT_ERROR.match(text)
+    if found is not None:
+        return _Line("error", found.group("message").rstrip("'\""), "mount", "mount")
+    found = _BARE_EVENT.match(text)
+    if found is not None:
+        entry = vocabulary.by_reason(found.group("reason"), found.group("message"))
+        if entry is not None and entry.level != "normal" and entry.kind == "event":
+            return _Line("warning-event", found.group("message"), "", "describe", reason=found.group("reason"))
     return _refusal(text)
 
 
@@ -304,10 +337,12 @@ def _refusal(text: str) -> _Line | None:
     found = _IAM_DENIAL.search(text)
     if found is not None:
         return _Line("error", text, "", "aws error", fields={"action": found.group("action")})
-    if any(ending in text for ending in _AWS_CODE_ENDINGS):
+    if any(ending in text for ending in _AWS_CODE_ENDINGS) or any(marker in text for marker in _AWS_MARKERS):
+        marked = any(marker in text for marker in _AWS_MARKERS)
         for found in _AWS_ERROR.finditer(text):
             code = found.group("code")
-            if code.endswith(_AWS_CODE_ENDINGS) or vocabulary.code_entry(code) is not None:
+            if vocabulary.code_entry(code) is not None or (code.endswith(_AWS_CODE_ENDINGS) and (
+                    marked or code.endswith(("Exception", "Denied", "Unauthorized", "Exceeded")))):
                 return _Line("error", text, "", "aws error", reason=code)
     found = _KUBECTL_ERROR.match(text)
     if found is not None:

@@ -56,7 +56,7 @@ KEYWORDS: tuple[str, ...] = (
     "enforce fail", "[Errno ", "No space left on device", "Disk quota exceeded", "Cannot allocate memory",
     "killed by signal", "exited unexpectedly", "Segmentation fault", "Bus error", "Aborted", "Killed",
     "Illegal instruction", "Floating point exception", "terminate called", "Fatal Python error",
-    "exitcode: ", "Exit Code:", "CUBLAS_STATUS_", "CUDNN_STATUS_",
+    "exitcode: ", "Exit Code:", "CUBLAS_STATUS_", "CUDNN_STATUS_", "Caught signal ",
     *messages.KEYWORDS,
 )
 
@@ -83,6 +83,9 @@ _ENFORCE = linear.compile(r"\[enforce fail at (?P<where>[^\]]{1,200})\]\s?\.?\s?
 _ERRNO = linear.compile(r"\[Errno (?P<errno>-?\d{1,4})\] (?P<strerror>[^:'\"\]]{1,120})")
 _ERRNO_C10 = linear.compile(r"errno:? (?P<errno>\d{1,4})(?: - (?P<strerror>[A-Za-z ]{1,80}))?")
 _STRERROR_ALONE = linear.compile(r"(?P<strerror>No space left on device|Disk quota exceeded|Cannot allocate memory)")
+# UCX's fatal-signal handler (openucx src/ucs/debug/debug.c: "Caught signal %d (%s)"), printed before its
+# backtrace when NCCL or MPI dies inside UCX.
+_UCX_SIGNAL = linear.compile(r"Caught signal (?P<number>\d{1,2}) \((?P<signal>[A-Za-z ]{3,40})(?::[^)]{0,120})?\)")
 _DATALOADER = linear.compile(
     r"DataLoader worker \(pid(?:\(s\))? (?P<pid>[\d, ]{1,200})\) (?:is killed by signal: (?P<signal>[A-Za-z ]{1,40})|exited unexpectedly)")
 _FATAL_SIGNAL = linear.compile(
@@ -248,6 +251,9 @@ def _process_end(text: str, said: str, prefix: dict[str, str]) -> Hit | None:
         return Hit("training.terminated", "error", "high",
                    f"The kernel's OOM killer killed {found.group('process')} (pid {found.group('pid')}): host memory, not GPU memory",
                    {**prefix, "signal": "SIGKILL", "reason": "OOMKilled", "pid": found.group("pid"), "process": found.group("process")})
+    found = _UCX_SIGNAL.search(text)
+    if found is not None:
+        return _signal_hit(found.group("signal"), "The process", said, {**prefix, "process": "trainer"})
     found = _DATALOADER.search(text)
     if found is not None:
         return _signal_hit(found.group("signal") or "", "DataLoader worker", said,

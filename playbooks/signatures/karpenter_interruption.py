@@ -137,7 +137,9 @@ RULES: tuple[Rule, ...] = (
         severity="warning",
         confidence="high",
         title="Karpenter deleted a node on an EC2 interruption message",
-        keywords=("initiating delete from interruption message",),
+        # v0.31-v0.32 named the object it deleted a machine: "initiating delete for machine from interruption
+        # message" with messageKind SpotInterruptionKind (aws pkg/controllers/interruption/controller.go).
+        keywords=("initiating delete from interruption message", "initiating delete for machine from interruption message"),
         extract=(linear.compile(r"messageKind=(?P<kind>[a-z_]+)"),),
         refine=_logged,
         fields_doc="interruption, nodeclaim, node",

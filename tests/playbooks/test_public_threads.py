@@ -13,7 +13,7 @@ from tests import score_public
 MANIFEST = score_public.manifest()
 # The figures as measured when these floors were set (README, "Measured"): a change may raise the score and
 # lower the others, never the reverse.
-FLOOR = {"score": 0.77, "silent": 19, "harmful": 10, "false alarms": 5}
+FLOOR = {"score": 0.85, "silent": 7, "harmful": 7, "false alarms": 3}
 
 
 def test_every_text_has_a_judgement_and_every_judgement_a_text():

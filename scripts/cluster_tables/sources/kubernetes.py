@@ -339,6 +339,17 @@ rule("error", "platform", None,
      "kubectl describe pvc CLAIM and kubectl get volumeattachment; read the CSI controller (ebs-csi-controller) "
      "log.", "The CSI controller's error (UnauthorizedOperation, VolumeInUse, zone mismatch).",
      reason="FailedAttachVolume")
+# A write that lost an optimistic-concurrency race (apimachinery pkg/api/errors NewConflict with the registry's
+# OptimisticLockErrorMsg): every controller requeues and retries it; routine, never the cause.
+rule("normal", "transient", None, "A controller's update raced another writer; it retries with the newer object.",
+     "Nothing to do unless the same object conflicts for minutes.", "The same object failing to update for minutes.",
+     reason="Conflict", message=r"the object has been modified")
+# Every webhook server in the cluster is a Go net/http server (Karpenter's, Kueue's, the GPU Operator's): it logs
+# this line for each client that closes the connection during the TLS handshake, load balancer and kubelet
+# probes included (golang/go src/net/http/server.go).
+rule("normal", "transient", None, "A client closed its connection to the webhook server during the TLS handshake.",
+     "Nothing to do unless webhook calls fail (then the API server's 'failed calling webhook' says so).",
+     "The API server's 'failed calling webhook' for the same service.", message=r"^http: TLS handshake error from")
 # The kubelet's Secret / ConfigMap manager answers "object NS/NAME not registered" until the pod's first sync
 # registers its objects (pkg/kubelet/util/manager/watch_based_manager.go GetObject); the projected service
 # account volume (kube-root-ca.crt) then mounts on the next try. Seen at every start of a pod on a busy node

@@ -18,11 +18,12 @@ condition wins over an older event.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Iterator
 
 from playbooks import vocabulary
+from playbooks.codes import precedence
 from playbooks.analyzers.evidence import event_component, event_source, event_time, parse_time, trim
 from playbooks.explain import template_for
 from playbooks.facts import Facts, PodFacts
@@ -116,11 +117,27 @@ def ruled_out(facts: Facts) -> list[Unmatched]:
 def floor(facts: Facts, findings: list[Finding]) -> list[Finding]:
     """The floor findings for a diagnosis whose analyzers produced ``findings``."""
     items = note(facts) + ruled_out(facts)
-    out = [f for f in (_event_finding(item, facts) for item in items) if f is not None]
+    out = []
+    cause = _cause(findings)
+    for item in items:
+        finding = _event_finding(item, facts)
+        if finding is None:
+            continue
+        if item.owner and cause is not None:
+            # The workload controller reporting its replicas failing or restarting: a symptom of whatever made
+            # them fail, listed under that cause.
+            finding = replace(finding, consequence_of=cause)
+        out.append(finding)
     serious = any(f.severity != "info" for f in findings + out)
     if not serious:
         out += list(_states(facts))
     return out
+
+
+def _cause(findings: list[Finding]) -> str | None:
+    """The code of the strongest finding the analyzers made that is not itself a consequence, or None."""
+    causes = [f for f in findings if f.severity in ("critical", "error") and f.consequence_of is None and f.code != CODE]
+    return min(causes, key=lambda f: (f.severity_rank, f.confidence_rank, precedence(f.code))).code if causes else None
 
 
 # -- Warning events -------------------------------------------------------------------------------------

@@ -195,7 +195,11 @@ RULES: tuple[Rule, ...] = (
         confidence="low",
         title="kubelet: node object not found yet (normal during start-up)",
         keywords=("Error getting node",),
-        fields_doc="(none)",
+        # An error-level line that is routine until the kubelet's first registration creates the Node object
+        # (kubernetes/kubernetes pkg/kubelet/kubelet_node_status.go registerWithAPIServer): said as a reasoned
+        # info finding, never silence; node.not_ready above info comes from the node's conditions if it lasts.
+        refine=lambda f, t: Verdict(fields={"error_class": "benign"}),
+        fields_doc="error_class (benign)",
         example='E0101 00:00:01.000000 1234 kubelet_node_status.go:96] "Error getting node" err="node \\"ip-10-0-5-89.ec2.internal\\" not found"',
     ),
 )

@@ -102,15 +102,22 @@ def test_auto_mode_events_system_taint_is_weak() -> None:
 
 @pytest.mark.parametrize("path", BENIGN, ids=[p.name for p in BENIGN])
 def test_benign_text_has_no_findings(path: Path) -> None:
+    """Nothing above info; an error-level line that is routine (the kubelet's "Error getting node" before its
+    first registration) is said as an info finding with the reason, never as silence (docs/findings.md)."""
     text = path.read_text()
     diagnosis = explain_text(text, source=path.name)
-    assert diagnosis.findings == []
-    assert diagnosis.summary == f"No known problem signatures found in {len(text.splitlines())} lines."
+    assert all(_reasoned_info(f) for f in diagnosis.findings), diagnosis.findings
+    if not diagnosis.findings:
+        assert diagnosis.summary == f"No known problem signatures found in {len(text.splitlines())} lines."
+
+
+def _reasoned_info(finding) -> bool:
+    return finding.severity == "info" and "normal" in finding.title.lower() + finding.detail.lower()
 
 
 def test_all_benign_fixtures_together_have_no_findings() -> None:
     text = "\n".join(p.read_text() for p in BENIGN)
-    assert explain_text(text).findings == []
+    assert all(_reasoned_info(f) for f in explain_text(text).findings)
 
 
 def test_empty_text() -> None:

@@ -103,8 +103,11 @@ def _terminated(pod: PodFacts, status: dict, seen: dict[str, _Seen], facts: Fact
         elif reason in OWNED_TERMINATED or code in _KILLED or code == 0:
             continue
         elif not _explained(pod, facts, status):
-            facts.gaps.append(f"{pod.ref} container {name} ended ({reason or 'no reason given'}, exit code {code}) "
-                              f"and nothing gpubot read says why; quoted as it is: {line[:300]}")
+            # Read and not understood: the floor's finding (analyzers/unrecognised.py), never a gap.
+            facts.cache.setdefault("unexplained", []).append(
+                (pod, source, f"{line} (exit code {code})" if line else f"exit code {code}",
+                 f"container {name} of pod {pod.name} ended ({reason or 'no reason given'}, exit code {code}) and "
+                 "nothing gpubot read says why"))
 
 
 def _pod_ended(pod: PodFacts, facts: Facts) -> None:
@@ -114,8 +117,9 @@ def _pod_ended(pod: PodFacts, facts: Facts) -> None:
     reason, message = status.get("reason") or "", (status.get("message") or "").strip()
     if not reason or not message or scan_line(message, source=""):
         return
-    facts.gaps.append(f"{pod.ref} is {status.get('phase') or 'ended'} with reason {reason}; gpubot has no rule for "
-                      f"its message, quoted as it is: {message[:300]}")
+    facts.cache.setdefault("unexplained", []).append(
+        (pod, f"{pod.ref} status.reason", f"{reason}: {message}",
+         f"pod {pod.name} is {status.get('phase') or 'ended'} with reason {reason}, which no rule explains"))
 
 
 def _explained(pod: PodFacts, facts: Facts, status: dict) -> bool:

@@ -128,6 +128,9 @@ def floor(facts: Facts, findings: list[Finding]) -> list[Finding]:
             # them fail, listed under that cause.
             finding = replace(finding, consequence_of=cause)
         out.append(finding)
+    for pod, source, text, what in facts.cache.get("unexplained") or []:
+        out.append(_state_finding(what, "", text, None, Evidence(source=source, text=trim(text)),
+                                  {"pod": pod.name, "namespace": pod.namespace}, writer="kubelet"))
     serious = any(f.severity != "info" for f in findings + out)
     if not serious:
         out += list(_states(facts))

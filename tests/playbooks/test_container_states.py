@@ -95,28 +95,35 @@ def test_a_container_the_runtime_could_not_start_is_a_config_error():
     assert any("(exit code 128)" in e.text for e in finding.evidence)
 
 
-def test_an_exit_nothing_explains_is_quoted_and_one_explained_elsewhere_is_not():
+def _floor(facts) -> list:
+    return [f for f in unrecognised.floor(facts, []) if f.code == "cluster.unrecognised"]
+
+
+def test_an_exit_nothing_explains_is_a_finding_and_one_explained_elsewhere_is_not():
     failed = PodFacts(_pod(state={"terminated": {"reason": "Error", "exitCode": 3, "message": "bad config"}}, phase="Failed"))
     facts = _facts(failed)
     assert list(containers.analyze(facts)) == []
-    assert any("exit code 3" in g and "bad config" in g for g in facts.gaps)
+    [finding] = [f for f in _floor(facts) if "exit code 3" in f.evidence[0].text]
+    assert "bad config" in finding.evidence[0].text and finding.severity == "error" and facts.gaps == []
     oom = PodFacts(_pod(state={"terminated": {"reason": "OOMKilled", "exitCode": 137}}, phase="Failed"))
     facts = _facts(oom)
     list(containers.analyze(facts))
-    assert facts.gaps == []  # training.terminated speaks for it
+    assert not facts.cache.get("unexplained")  # training.terminated speaks for it
     logged = PodFacts(_pod(state={"terminated": {"reason": "Error", "exitCode": 1}}, phase="Failed"),
                       logs={("train", False): "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."})
     facts = _facts(logged)
     list(containers.analyze(facts))
-    assert facts.gaps == []  # the log names the error
+    assert not facts.cache.get("unexplained")  # the log names the error
 
 
-def test_a_pod_ended_with_a_message_no_rule_knows_is_quoted():
+def test_a_pod_ended_with_a_message_no_rule_knows_is_a_finding():
     pod = PodFacts(_pod(phase="Failed", reason="DeadlineExceeded",
                         message="Pod was active on the node longer than the specified deadline"))
     facts = _facts(pod)
     list(containers.analyze(facts))
-    assert any("DeadlineExceeded" in g and "longer than the specified deadline" in g for g in facts.gaps)
+    quoted = [e.text for f in _floor(facts) for e in f.evidence]
+    assert any("DeadlineExceeded" in t and "longer than the specified deadline" in t for t in quoted)
+    assert facts.gaps == []
 
 
 def _claim(phase: str = "Pending", minutes: float = 20) -> dict:

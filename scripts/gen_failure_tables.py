@@ -712,6 +712,22 @@ EXCEPTION_RULES: dict[str, tuple[str, str | None, str]] = {
                                                   "memory: the pod's memory limit or the array's size."),
     "json.decoder.JSONDecodeError": ("data", None, "A JSON file or record is malformed or truncated: check the "
                                      "data file the message names."),
+    # Ray (python/ray/exceptions.py): its memory monitor kills tasks when the node's host memory runs low, and
+    # its own OutOfMemoryError must not be taken for PyTorch's (GPU memory).
+    "ray.exceptions.OutOfMemoryError": ("resources", "training.terminated", "Ray's memory monitor killed a task or "
+                                        "actor because the node ran low on host memory (not GPU memory): give the "
+                                        "Ray worker pods more memory or run fewer tasks per node."),
+    "ray.exceptions.OutOfDiskError": ("storage", "storage.disk_full", "Ray's object store could not spill: the "
+                                      "node's disk is over its threshold (95%)."),
+    "ray.exceptions.NodeDiedError": ("external", None, "A Ray node died or became unreachable: its pod was evicted "
+                                     "or OOM-killed or its node went away; read that pod's events."),
+    "ray.exceptions.WorkerCrashedError": ("internal", None, "A Ray worker process died unexpectedly (a crash, a "
+                                          "signal, the OOM killer): its own log and the raylet's say why."),
+    "ray.exceptions.RayActorError": ("internal", None, "A Ray actor died unexpectedly: its own log or the raylet's "
+                                     "says why (often the OOM killer or its node leaving)."),
+    "ray.exceptions.RayTaskError": ("code", None, "A Ray task raised: the exception it wraps, printed with it, "
+                                    "decides."),
+    "ray.exceptions.ObjectLostError": ("external", None, "A Ray object was lost with the node that held it."),
     "_pickle.UnpicklingError": ("data", None, "A pickle (often a checkpoint) is truncated or corrupt, or was "
                                 "written by another version: write it again or load another one."),
 }
@@ -763,7 +779,7 @@ def exceptions_table(snapshot: dict, listed: dict) -> dict:
         rows.append(entry(name=name, message="", klass=klass, meaning=meaning, code=code, bases=[base], source=where))
     return table("Python builtins (every class in builtins that subclasses BaseException, from "
                  f"Python {snapshot['python']}) and upstream/exceptions.json (PyTorch, Triton, CuPy, JAX, "
-                 "safetensors, huggingface_hub, numpy, read from their source)", rows)
+                 "safetensors, huggingface_hub, numpy, Ray, read from their source)", rows)
 
 
 # ---------------------------------------------------------------------------------------------- Xid

@@ -59,7 +59,7 @@ KEYWORDS: tuple[str, ...] = (
     "api error ", "oom-killer", " Killed ", "xit code", "exit status", "reason: ", "Reason: ", "error: ",
     "[FATAL]", "[ERROR]", "[CRITICAL]", "[PANIC]", "Primary job", "mount", "│",
     *(f"{year}/" for year in range(2010, 2041)),  # Go's standard log timestamp
-    "  Unable to", "  Error ", "  Failed", "Error: ", "Exception: ",
+    "  Unable to", "  Error ", "  Failed", "Error: ", "Exception: ", "exits with return code", "Worker exit type: ",
 )
 
 _KLOG = linear.compile(
@@ -67,7 +67,9 @@ _KLOG = linear.compile(
 _SYSLOG = linear.compile(
     r"^(?:<(?P<pri>\d{1,3})>)?(?:[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2}|\d{4}-\d{2}-\d{2}T[\d:.]{8,20}(?:Z|[+-]\d{2}:?\d{2})?) "
     r"(?P<host>[\w.-]{1,253}) (?P<tag>[\w./@-]{1,64})(?:\[\d{1,10}\])?: (?P<message>.*)$")
-_PRINTK = linear.compile(r"^(?:<\d>)?\[\s{0,12}\d{1,10}\.\d{1,9}\] (?P<message>.*)$")
+# printk's own stamp (seconds since boot) or dmesg -T's ("[Tue Mar 12 10:00:01 2024]").
+_PRINTK = linear.compile(
+    r"^(?:<\d>)?\[(?:\s{0,12}\d{1,10}\.\d{1,9}|[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \d{4})\] (?P<message>.*)$")
 _KERNEL_SOURCE = linear.compile(r"^(?P<who>NVRM|mlx5_core|mlx5_ib|efa|nvidia(?:-[a-z]+)?|ib_core|nvme\d*|EDAC)\b")
 _KERNEL_ERROR = linear.compile(
     r"(?i)\b(?:error|err|fail(?:ed|ure)?|fault|timeout|timed out|unrecoverable|fatal|xid|abort|cannot|unable|lost|down|reset|not supported|unsupported)\b")
@@ -147,6 +149,12 @@ _COLUMNS = linear.compile(r"\s{2,}")
 _SRUN = linear.compile(r"srun: error: (?P<host>[\w.-]+): tasks? (?P<task>[\d,-]{1,40}): (?P<message>.+)$")
 _MPIRUN = linear.compile(
     r"mpirun noticed that process rank (?P<rank>\d{1,6}) with PID (?P<pid>\d{1,10}) on node (?P<host>\S+) exited on signal (?P<signal>\d{1,3})(?: \((?P<name>[^)]{1,40})\))?")
+# DeepSpeed's launcher when a local rank ends (deepspeed/launcher/launch.py sigkill_handler: "{cmd} exits with
+# return code = {returncode}"); a negative code is the signal that ended it.
+_DEEPSPEED_EXIT = linear.compile(r"exits with return code = (?P<code>-?\d{1,3})\b")
+# Ray's report of a worker that died (src/ray/protobuf/common.proto WorkerExitType, printed by the raylet as
+# "Worker exit type: SYSTEM_ERROR Worker exit detail: ...").
+_RAY_WORKER_EXIT = linear.compile(r"Worker exit type: (?P<type>SYSTEM_ERROR|USER_ERROR|NODE_OUT_OF_MEMORY)\b(?: Worker exit detail: (?P<detail>.{0,300}))?")
 _MPI_EXIT = linear.compile(r"Primary job\s{1,4}terminated normally, but (?P<count>\d{1,6}) process(?:es)? returned")
 # An AWS API error code in a message: ``UnauthorizedOperation: ...``, ``(InsufficientInstanceCapacity)``,
 # ``api error InvalidParameterValue:``, ``Code: VcpuLimitExceeded`` (aws-sdk-go-v2 smithy's ``api error %s: %s``).
@@ -505,6 +513,26 @@ def _exit_words(text: str) -> Hit | None:
 
 
 def _mpi(text: str) -> Hit | None:
+    found = _DEEPSPEED_EXIT.search(text)
+    if found is not None and found.group("code") != "0":
+        code = int(found.group("code"))
+        if code in (-9, -15, 137, 143):
+            signal = "SIGKILL" if code in (-9, 137) else "SIGTERM"
+            return Hit("training.terminated", "error", "medium", f"DeepSpeed's launcher: a rank was ended by {signal}",
+                       {"exit_code": str(code), "signal": signal, "message": _quote(text), "launcher": "deepspeed"})
+        return Hit(TRAINING, "error", "low",
+                   f"DeepSpeed's launcher: a rank exited with code {code}: its own output before this names the error",
+                   {"exit_code": str(code), "message": _quote(text), "kind": "exit", "launcher": "deepspeed"})
+    found = _RAY_WORKER_EXIT.search(text)
+    if found is not None:
+        kind = found.group("type")
+        if kind == "NODE_OUT_OF_MEMORY":
+            return Hit("training.terminated", "error", "high",
+                       "Ray killed a worker because its node ran out of host memory (NODE_OUT_OF_MEMORY)",
+                       {"signal": "SIGKILL", "reason": "OOMKilled", "message": _quote(text), "launcher": "ray"})
+        return Hit(TRAINING, "error", "low",
+                   f"A Ray worker died ({kind}): {_quote(found.group('detail') or 'its own log says why', 160)}",
+                   {"message": _quote(text), "kind": "exit", "launcher": "ray"})
     found = _MPI_EXIT.search(text)
     if found is not None:
         return Hit(TRAINING, "error", "low",

@@ -308,5 +308,7 @@ def _by_type(exc_type: str, message: str) -> Hit:
         return Hit(GENERIC, "info", "medium", f"{quote(said, 200)} is benign: {entry.meaning}", fields)
     if entry.code and entry.code != GENERIC:
         severity, confidence = _strength(entry)
+        if entry.code == "training.terminated" and entry.klass == "resources":
+            fields.update({"signal": "SIGKILL", "reason": "OOMKilled"})  # killed for host memory (Ray's monitor)
         return Hit(entry.code, severity, confidence, f"{quote(said, 200)}: {entry.meaning}", fields)
     return Hit(GENERIC, "error", "low", f"The process failed with {quote(said, 200)}, {article(entry.klass)} error: {entry.meaning}", fields)

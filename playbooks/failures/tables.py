@@ -213,7 +213,16 @@ def exception_entry(type_name: str) -> Entry | None:
     if not name:
         return None
     found = _index("exceptions").by_name.get(name)
-    return found or _exceptions_by_last().get(name.rsplit(".", 1)[-1])
+    if found or ("." in name and name.split(".", 1)[0] not in _exception_roots()):
+        return found  # another library's class of the same name is not this one (ray's OutOfMemoryError)
+    return _exceptions_by_last().get(name.rsplit(".", 1)[-1])
+
+
+@lru_cache(maxsize=1)
+def _exception_roots() -> frozenset[str]:
+    """The packages the table holds classes of (torch, triton, cupy ...): an alias inside them is found by its
+    last name."""
+    return frozenset(row["name"].split(".", 1)[0] for row in _rows("exceptions") if "." in row["name"]) | {"builtins"}
 
 
 @lru_cache(maxsize=1)

@@ -210,6 +210,9 @@ def test_exceptions():
     assert exception_entry("torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError").code == \
         "training.rendezvous_failed"
     assert exception_entry("") is None and exception_entry("my.pkg.NothingLikeIt") is None
+    # another library's class of the same last name is not PyTorch's: Ray's is host memory
+    assert exception_entry("ray.exceptions.OutOfMemoryError").code == "training.terminated"
+    assert exception_entry("mylib.errors.OutOfMemoryError") is None
 
 
 def test_xids():

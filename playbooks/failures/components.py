@@ -12,7 +12,7 @@ silence on a failure, from any component).
 format                             example                                                     error when
 =================================  ==========================================================  ===============
 klog / glog header                 ``E0912 22:47:27.562891 1849 kubelet.go:2451] "msg" k=v``   ``E``, ``F``
-zap console (tabs)                 ``2024-02-01T10:00:00.000Z	ERROR	controller.provisioner	msg``  ERROR ...
+zap console (tabs or spaces)       ``2024-02-01T10:00:00.000Z  ERROR  controller.provisioner  msg``  ERROR ...
 zap / logr / logrus JSON           ``{"level":"ERROR","logger":"controller",...}``             error, dpanic,
                                                                                                panic, fatal
 logfmt                             ``time=... level=error msg="..." err="..."``                error, fatal
@@ -22,8 +22,17 @@ syslog / journald                  ``Nov 12 10:00:00 ip-10-0-1-2 kubelet[1849]: 
 kernel ring buffer                 ``[ 123.456] NVRM: ...``, ``mlx5_core 0000:...: ... err``    an error word
 kubectl get events                 ``5m  Warning  FailedMount  pod/x  MountVolume.SetUp ...``  ``Warning``
 kubectl describe Events            ``  Warning  FailedMount  3m (x5 over 10m)  kubelet  ...``    ``Warning``
+Go standard log                    ``2017/11/24 09:06:29 Could not register device plugin``    a failure opens it
+bracketed level                    ``2018/09/06 13:02:45 [FATAL] plugin/loop: ...``            ERROR, FATAL, ...
+API server refusal                 ``Error from server (Forbidden): ...``, ``... is invalid:``  always
+AWS error                          ``AccessDenied: User: arn:... is not authorized to perform``  always
+mount(8), CLI                      ``mount.nfs4: access denied ...``, ``Error: failed to ...``  always
+status field                       ``reason: BackoffLimitExceeded``                            the vocabulary's
+                                                                                               level
 launchers                          ``srun: error: node: task 3: Exited with exit code 1``      always
                                    ``mpirun noticed that process rank 3 ... exited on signal``
+                                   DeepSpeed ``... exits with return code = 1``, Ray's
+                                   ``Worker exit type: SYSTEM_ERROR``, bash's ``line 18: 36 Killed``
 =================================  ==========================================================  ===============
 
 Sources: kubernetes/klog klog.go ``formatHeader`` (``Lmmdd hh:mm:ss.uuuuuu threadid file:line]``) and
@@ -34,7 +43,11 @@ runtime/error.go (``fatal error: ``); CPython Lib/logging/__init__.py (``%(level
 (syslog's ``MMM dd hh:mm:ss host tag[pid]:`` and ``<PRI>``); Linux printk (``[seconds.micros]``);
 kubectl pkg/cmd/get (event columns) and pkg/describe/describe.go ``DescribeEvents`` (``Type Reason Age From
 Message``); SchedMD slurm src/srun ``srun: error: %s: task %d: Exited with exit code %d``; Open MPI
-orte/mca/errmgr help text (``mpirun noticed that process rank %d with PID %d on node %s exited on signal``).
+orte/mca/errmgr help text (``mpirun noticed that process rank %d with PID %d on node %s exited on signal``);
+Go log (``log.LstdFlags``); apimachinery pkg/api/errors and k8s.io/kubectl helpers.go (``Error from server``);
+the IAM user guide's access-denied message; util-linux mount; spf13/cobra (``Error: ``); deepspeed
+launcher/launch.py; ray src/ray/protobuf/common.proto ``WorkerExitType``. The line comments beside each
+pattern below say more.
 
 A warning-level line is not a failure; a normal-level vocabulary entry is routine whatever its level word.
 """

@@ -73,6 +73,11 @@ class DiagnosisService:
                     self._policy = PolicySource.from_settings(self.settings)
         return self._policy
 
+    def _trusted_node_reporters(self) -> frozenset[str]:
+        """The policy's namespaces trusted to speak for nodes, where a policy is loaded (the Slack app loads it
+        at start-up; the CLI does not read one and trusts only what it sees installed)."""
+        return self._policy.current().trusted_node_reporters if self._policy is not None else frozenset()
+
     def access(self, asker: Asker | None) -> Access:
         if asker is None:
             return Access.everything(default_namespace=self.settings.namespace)
@@ -172,7 +177,7 @@ class DiagnosisService:
             diagnosis = timed_diagnosis(diagnose, target, gateway=gateway, catalog=self.catalog(gateway), registry=self.registry,
                                  limits=limits, on_resolved=on_resolved, progress=progress,
                                  namespace_allowed=None if access.unrestricted else allowed,
-                                 gpu_metrics=self.gpu_metrics)
+                                 gpu_metrics=self.gpu_metrics, trusted_node_reporters=self._trusted_node_reporters())
         except NamespaceNotFound as exc:
             raise UserError(f"{exc} Pass -n with an existing namespace.") from None
         except TargetNotFound as exc:

@@ -51,7 +51,7 @@ NamespaceFilter = Callable[[str], bool]
 def diagnose(target: Target, *, gateway: ResolvingGateway, catalog: Catalog | None, registry: Registry,
              limits: Limits = Limits(), on_resolved: Callable[[Target], None] | None = None,
              progress: Progress | None = None, namespace_allowed: NamespaceFilter | None = None,
-             gpu_metrics: GpuMetrics | None = None) -> Diagnosis:
+             gpu_metrics: GpuMetrics | None = None, trusted_node_reporters: frozenset[str] = frozenset()) -> Diagnosis:
     """``on_resolved`` hears the target once it is known to exist (kind resolved); ``progress`` hears
     each gathering step, so a chat surface can say what is happening during a long diagnosis.
     ``namespace_allowed``: the namespaces the asker may read (None: all); no lookup or read of pods
@@ -68,6 +68,7 @@ def diagnose(target: Target, *, gateway: ResolvingGateway, catalog: Catalog | No
         gateway=gateway, catalog=catalog, limits=limits, progress=progress, namespace_allowed=namespace_allowed,
         gpu_metrics=gpu_metrics,
     )
+    facts.trusted_node_reporters = frozenset(trusted_node_reporters)
     if progress is not None:
         progress("analyzing")
     return analyze(facts, registry=registry)

@@ -129,6 +129,9 @@ class Facts:
     karpenter_source: str = "karpenter controller log"
     device_plugins: list[dict] = field(default_factory=list)
     daemonsets: list[dict] = field(default_factory=list)  # every DaemonSet: overhead on new nodes
+    # Namespaces whose events about nodes speak for the node whatever runs there (the policy's
+    # trusted_node_reporters); otherwise a speaker counts outside "default" only where its DaemonSet runs
+    trusted_node_reporters: frozenset[str] = frozenset()
     # "pvc/<ns>/<name>" and "pv/<name>" for the volumes of pending pods (zone topology)
     volumes: dict[str, dict] = field(default_factory=dict)
     # "pvc/<ns>/<name>" -> the claim's events (ProvisioningFailed, FailedBinding, ExternalProvisioning)

@@ -25,7 +25,7 @@ from bot.policy.model import (
 
 T = TypeVar("T")
 
-SECTIONS = ("channels", "users", "approvers", "remediations", "alerts")
+SECTIONS = ("channels", "users", "approvers", "remediations", "alerts", "trusted_node_reporters")
 GRANT_KEYS = ("clusters", "namespaces", "default_namespace")
 APPROVER_KEYS = ("users", "usergroups", "channel", "kubernetes")
 KUBERNETES_APPROVER_KEYS = ("users", "groups")
@@ -257,6 +257,7 @@ def _policy(root: Node, *, source: str) -> Policy:
         approvers=section("approvers", _approvers, Approvers()),
         remediations=section("remediations", _remediations, RemediationPolicy(enabled=True)),
         alerts=section("alerts", _alerts, AlertPolicy()),
+        trusted_node_reporters=section("trusted_node_reporters", _trusted_node_reporters, frozenset()),
         source=source,
     )
 
@@ -307,6 +308,21 @@ def _grant(node: Node, where: str) -> Grant:
                                          f"namespaces: add it to namespaces or pick one of "
                                          f"[{', '.join(namespaces)}]")
     return Grant(clusters=clusters, namespaces=namespaces, default_namespace=default)
+
+
+def _trusted_node_reporters(node: Node) -> frozenset[str]:
+    """Exact namespace names: a pattern would also match a namespace a tenant creates later
+    (``node-*`` matches ``node-problem-detector-x``), and its Events would then cordon nodes."""
+    where = "trusted_node_reporters"
+    names = _names(node, where, _NAMESPACE, "a namespace (lowercase letters, digits and '-', at most 63), "
+                                            "e.g. node-problem-detector")
+    items = node.value if isinstance(node, SequenceNode) else []
+    for item, name in zip(items, names):
+        if ANY in name:
+            raise _Invalid(item, f"{where}: {name!r} is a pattern: name each namespace exactly, e.g. "
+                                 "[node-problem-detector, gpu-operator], since a tenant who may create namespaces "
+                                 "could make one a pattern matches")
+    return frozenset(names)
 
 
 def _approvers(node: Node) -> Approvers:

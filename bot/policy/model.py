@@ -186,6 +186,9 @@ class Policy:
     remediations: RemediationPolicy = RemediationPolicy()
     # Where proactive alerts go (README "Alerts"); no routes: GPUBOT_ALERT_CHANNEL for all.
     alerts: AlertPolicy = AlertPolicy()
+    # Namespaces whose Events about nodes speak for the node (a GPU fault, a cordon offer) whatever the
+    # cluster shows running there: installs gpubot cannot recognise from their DaemonSets. Exact names.
+    trusted_node_reporters: frozenset[str] = frozenset()
     # The file it was read from; None: no policy file, every channel reads everything.
     source: str | None = None
 

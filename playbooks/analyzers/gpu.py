@@ -81,9 +81,13 @@ def analyze_xid(facts: Facts):
     hits = [loc for loc in signals(facts) if loc.signal.code == "gpu.xid_error" and loc.signal.severity != "info"]
     if not hits:
         return
-    hits.sort(key=lambda loc: not loc.vouched)  # what speakers for the node said first (stable otherwise)
+    # what speakers for the node said first, borne out before alone (stable otherwise)
+    hits.sort(key=lambda loc: (not loc.vouched, loc.alone))
     if not hits[0].vouched:
         yield _claimed_xid(hits)
+        return
+    if hits[0].alone:
+        yield _single_report(hits)
         return
     sig = hits[0].signal
     xid = sig.fields.get("xid", "?")
@@ -113,6 +117,23 @@ def _claimed_xid(hits: list[Located]) -> Finding:
                 f"write to, and the node's status shows no lost GPU (allocatable equals capacity) and no "
                 f"AcceleratedHardwareReady=False. Treat it as a claim to check (nvidia-smi -q on the node, the device "
                 f"plugin's log), not as a fault: nothing is offered to cordon."),
+        evidence=[Evidence(loc.signal.source, loc.signal.line) for loc in hits[:3]],
+    )
+
+
+def _single_report(hits: list[Located]) -> Finding:
+    """An Xid one speaker for the node reported and nothing else bears out (no second reporter, no node
+    status): said, below critical (scan.py capped it), with nothing offered to cordon until one agrees."""
+    lead = hits[0]
+    sig, xid = lead.signal, lead.signal.fields.get("xid", "?")
+    return Finding(
+        code="gpu.xid_error", severity=sig.severity, confidence=sig.confidence,  # capped by scan.py
+        title=f"GPU Xid {xid} reported on {lead.node} by {lead.speaker} alone",
+        detail=(f"{lead.speaker} reported Xid {xid} on {lead.node}, and nothing else bears it out yet: no second "
+                f"component reported it, and the node's status shows no lost GPU (allocatable equals capacity) and "
+                f"no AcceleratedHardwareReady=False, though a fatal Xid makes the device plugin take the GPU out "
+                f"of allocatable. Check the node (nvidia-smi -q, the device plugin's log) before "
+                f"acting. Nothing is offered to cordon on one report."),
         evidence=[Evidence(loc.signal.source, loc.signal.line) for loc in hits[:3]],
     )
 

@@ -3,7 +3,8 @@
 Each signal keeps where it came from (which pod, event, log, or the Karpenter controller), so the
 analyzers can tell the target's own evidence from a peer's. A claim that a node's GPU is broken, made
 by a writer that cannot speak for the node (playbooks/speakers.py) and not borne out by the node's
-status, enters capped: a warning of low confidence that says who reported it. One item that cannot be
+status, enters capped: a warning of low confidence that says who reported it; a speaker's claim that no
+second reporter and no node status bears out enters below critical, with nothing to cordon. One item that cannot be
 read (a hostile event, a log line no rule survives) becomes a gap; the rest is still scanned.
 """
 from __future__ import annotations
@@ -22,7 +23,7 @@ from playbooks.karpenter.device_plugin_evidence import awaiting_device_plugin
 from playbooks.karpenter.nodeclaim import nominated_claims, unregistered_resource
 from playbooks.model import SEVERITIES
 from playbooks.signatures import Signal, scan_line, scan_lines
-from playbooks.speakers import Voice, hardware_claim, node_vouches, plugin_voice, voice_of
+from playbooks.speakers import Installed, Voice, hardware_claim, installed, node_vouches, plugin_voice, voice_of
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -31,6 +32,8 @@ KARPENTER_COMPONENTS = ("karpenter", "eks-auto-mode")
 # The most an uncorroborated hardware claim can be: never critical or error, so never an alert that pages
 # and never a cordon offer.
 CLAIM_CEILING = "warning"
+# The most one speaker's word alone makes of a node's hardware: an error to look at, never critical.
+ONE_VOICE_CEILING = "error"
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,9 @@ class Located:
     vouched: bool = True
     speaker: str = ""
     by_speaker: bool = True  # a node event or device plugin log: written by one that may speak for the node
+    # A speaker's hardware claim that no second reporter and no node status bears out (capped below critical):
+    # nothing may be cordoned on it
+    alone: bool = False
     claims: frozenset[str] = frozenset()  # the NodeClaims a Karpenter line or NodeClaim event is about
     # why the signal is history rather than the state now ("" when it is current): superseded by the same
     # reporter's newer event, or a start-up retry the container has run long past (analyzers/history.py)
@@ -60,7 +66,7 @@ class Located:
 
 def signals(facts: Facts) -> list[Located]:
     if "signals" not in facts.cache:
-        facts.cache["signals"] = list(_scan(facts))
+        facts.cache["signals"] = _second_voice(list(_scan(facts)), facts)
     return facts.cache["signals"]
 
 
@@ -136,8 +142,16 @@ def _log(pod: PodFacts, entry: tuple[str, bool, str]) -> list[Located]:
     return out
 
 
+def _installed(facts: Facts) -> Installed:
+    """Which speakers the cluster's DaemonSets show running where (gathered before any scan), and the
+    namespaces the policy trusts: a namespace's name alone vouches for nobody (playbooks/speakers.py)."""
+    if "installed" not in facts.cache:
+        facts.cache["installed"] = installed(facts.daemonsets, trusted=facts.trusted_node_reporters)
+    return facts.cache["installed"]
+
+
 def _node_event(facts: Facts, node: str, event: dict) -> list[Located]:
-    voice = voice_of(event)
+    voice = voice_of(event, where=_installed(facts))
     return [_vouched(Located(sig, "node-event", node=node, when=event_time(event)), voice, facts)
             for sig in scan_line(event.get("message") or event.get("note") or "",
                                  source=event_source(f"node/{node}", event))]
@@ -145,7 +159,7 @@ def _node_event(facts: Facts, node: str, event: dict) -> list[Located]:
 
 def _plugin_log(facts: Facts, node: str, ref: str, text: str) -> list[Located]:
     _, namespace, name = (ref.split("/", 2) + ["", ""])[:3]
-    voice = plugin_voice(namespace, name)
+    voice = plugin_voice(namespace, name, where=_installed(facts))
     return [_vouched(Located(sig, "device-plugin", node=node), voice, facts)
             for sig in scan_lines(text.splitlines(), source=f"log {ref}")]
 
@@ -164,6 +178,30 @@ def _vouched(loc: Located, voice: Voice, facts: Facts) -> Located:
     ceiling = max(sig.severity, CLAIM_CEILING, key=SEVERITIES.index)
     capped = replace(sig, severity=ceiling, confidence="low", title=f"{sig.title} ({voice.caveat})")
     return replace(loc, signal=capped, vouched=False)
+
+
+def _second_voice(found: list[Located], facts: Facts) -> list[Located]:
+    """Speakers' hardware claims in node events, capped where they are one voice: a speaker's namespace
+    ("default" too) can still be written by whoever may create events there, so a node turns critical
+    only when a second, independent reporter (another namespace/component, or the device plugin's log)
+    or the node's own status agrees."""
+    voices: dict[str, set[str]] = {}
+    for loc in found:
+        if loc.node and loc.origin in ("node-event", "device-plugin") and loc.vouched \
+                and hardware_claim(loc.signal.code, loc.signal.fields):
+            voices.setdefault(loc.node, set()).add(loc.speaker)
+    alone = {node for node, said in voices.items()
+             if len(said) < 2 and node_vouches(facts.nodes.get(node)) is None}
+    return [_alone(loc) if loc.origin == "node-event" and loc.node in alone and loc.vouched
+            and hardware_claim(loc.signal.code, loc.signal.fields) else loc for loc in found]
+
+
+def _alone(loc: Located) -> Located:
+    sig = loc.signal
+    ceiling = max(sig.severity, ONE_VOICE_CEILING, key=SEVERITIES.index)
+    confidence = "medium" if sig.confidence == "high" else sig.confidence
+    title = f"{sig.title} (reported by {loc.speaker} alone)"
+    return replace(loc, signal=replace(sig, severity=ceiling, confidence=confidence, title=title), alone=True)
 
 
 def _each(facts: Facts, items: Iterable[T], scan: Callable[[T], list[Located]], *,

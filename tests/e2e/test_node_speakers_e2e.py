@@ -37,6 +37,25 @@ def fleet(monkeypatch):
         yield sim, k8s.CoreV1Api(k8s_config.new_client_from_config(config_file=str(sim.kubeconfig)))
 
 
+NPD_IMAGE = "registry.k8s.io/node-problem-detector/node-problem-detector:v0.8.19"
+
+
+def _run_daemonset(sim, namespace: str, image: str, *, account: str | None) -> None:
+    """A DaemonSet created as its install creates it, then its status as the DaemonSet controller
+    writes it once the pods are ready (apps/v1, through /status)."""
+    apps = k8s.AppsV1Api(k8s_config.new_client_from_config(config_file=str(sim.kubeconfig)))
+    name = image.rsplit("/", 1)[-1].split(":")[0]
+    labels = {"app": name}
+    pod_spec: dict = {"containers": [{"name": name, "image": image}]}
+    if account:
+        pod_spec["serviceAccountName"] = account
+    apps.create_namespaced_daemon_set(namespace, {
+        "apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": name, "namespace": namespace},
+        "spec": {"selector": {"matchLabels": labels}, "template": {"metadata": {"labels": labels}, "spec": pod_spec}}})
+    apps.patch_namespaced_daemon_set_status(name, namespace, {"status": {
+        "currentNumberScheduled": 3, "desiredNumberScheduled": 3, "numberMisscheduled": 0, "numberReady": 3}})
+
+
 def _claim(api: k8s.CoreV1Api, namespace: str, component: str, *, node: str = NODE, xid: str = "79",
            name: str = "xid") -> None:
     """A Warning Event about the node, as kubectl or a recorder would create it (core/v1)."""
@@ -80,10 +99,8 @@ def test_a_tenant_claim_on_a_healthy_node_is_a_warning_that_says_who_said_it(fle
     assert finding["remediations"] == [] and "not corroborated" in finding["title"]
 
 
-@pytest.mark.parametrize("namespace, component", [
-    ("default", "eks-node-monitoring-agent"), ("default", "kubelet"), ("gpu-operator", "nvidia-device-plugin"),
-])
-def test_the_same_claim_from_a_speaker_for_the_node_is_critical_with_a_cordon(fleet, namespace, component):
+@pytest.mark.parametrize("namespace, component", [("default", "eks-node-monitoring-agent"), ("default", "kubelet")])
+def test_the_same_claim_from_a_speaker_for_the_node_is_critical_in_the_sweep(fleet, namespace, component):
     sim, api = fleet
     _claim(api, namespace, component)
     output, _ = _sweep("--json")
@@ -92,9 +109,18 @@ def test_the_same_claim_from_a_speaker_for_the_node_is_critical_with_a_cordon(fl
     assert "not corroborated" not in problem["title"]
     text, _ = _sweep()
     assert f"offers: cordon-gpu-node node/{NODE}" in text
+    # the diagnosis offers a cordon only when a second reporter or the node's status agrees
     [finding] = _xid_findings()
-    assert finding["severity"] == "critical"
-    assert [r["kind"] for r in finding["remediations"]] == ["cordon-gpu-node"]
+    assert finding["severity"] == "error" and finding["remediations"] == []
+    assert finding["title"] == f"GPU Xid 79 reported on {NODE} by {namespace}/{component} alone"
+
+
+def test_two_speakers_agreeing_are_critical_with_a_cordon_in_the_diagnosis(fleet):
+    sim, api = fleet
+    _claim(api, "default", "eks-node-monitoring-agent", name="agent")
+    _claim(api, "default", "kernel-monitor", name="npd")
+    [finding] = _xid_findings()
+    assert finding["severity"] == "critical" and [r["kind"] for r in finding["remediations"]] == ["cordon-gpu-node"]
 
 
 def test_a_tenant_claim_the_node_status_bears_out_is_upgraded(fleet):
@@ -107,6 +133,42 @@ def test_a_tenant_claim_the_node_status_bears_out_is_upgraded(fleet):
     assert found["gpu.unhealthy_device"]["severity"] == "error"
     text, _ = _sweep()
     assert f"offers: cordon-gpu-node node/{NODE}" in text and "allocatable nvidia.com/gpu 7 of capacity 8" in text
+    [finding] = _xid_findings()
+    assert finding["severity"] == "critical" and [r["kind"] for r in finding["remediations"]] == ["cordon-gpu-node"]
+
+
+def test_a_namespace_named_like_a_component_does_not_make_its_events_speak_for_the_node(fleet):
+    """Issue 27, break 4: a tenant who may create namespaces made `node-problem-detector` and wrote an Xid
+    79 about a healthy node from it; it was a critical alert and a cordon offer."""
+    sim, api = fleet
+    _claim(api, "node-problem-detector", "kernel-monitor")
+    output, _ = _sweep("--json")
+    [problem] = output["problems"]
+    assert (problem["code"], problem["severity"]) == ("gpu.xid_error", "warning")
+    assert "reported by node-problem-detector/kernel-monitor, not corroborated" in problem["title"]
+    text, _ = _sweep()
+    assert "cordon-gpu-node" not in text and "CRITICAL" not in text
+    [finding] = _xid_findings()
+    assert (finding["severity"], finding["confidence"], finding["remediations"]) == ("warning", "low", [])
+    assert "reported by node-problem-detector/kernel-monitor, not corroborated" in finding["title"]
+
+
+def test_a_look_alike_daemonset_without_its_own_service_account_does_not_either(fleet):
+    sim, api = fleet
+    _run_daemonset(sim, "node-problem-detector", NPD_IMAGE, account=None)  # runs as the namespace's default
+    _claim(api, "node-problem-detector", "kernel-monitor")
+    [finding] = _xid_findings()
+    assert finding["severity"] == "warning" and finding["remediations"] == []
+
+
+def test_node_problem_detector_running_in_its_namespace_still_speaks_for_the_node(fleet):
+    sim, api = fleet
+    _run_daemonset(sim, "node-problem-detector", NPD_IMAGE, account="node-problem-detector")
+    _claim(api, "node-problem-detector", "kernel-monitor", name="npd")
+    [finding] = _xid_findings()  # counted, but one reporter alone: no cordon yet
+    assert finding["title"] == f"GPU Xid 79 reported on {NODE} by node-problem-detector/kernel-monitor alone"
+    assert finding["severity"] == "error" and finding["remediations"] == []
+    _claim(api, "default", "eks-node-monitoring-agent", name="agent")  # a second, independent reporter
     [finding] = _xid_findings()
     assert finding["severity"] == "critical" and [r["kind"] for r in finding["remediations"]] == ["cordon-gpu-node"]
 

@@ -51,6 +51,9 @@ def job(pods: list[PodFacts], *, target: str | None = None, xid_on: int | None =
     for p in pods:
         facts.nodes[p.node_name] = {"metadata": {"name": p.node_name, "labels": {}}, "status": {}}
     if xid_on is not None:
+        # the device plugin took the fallen GPU out of allocatable: the node's status bears the report out (one
+        # event alone never makes a node critical, playbooks/speakers.py)
+        facts.nodes[node(xid_on)]["status"] = {"capacity": {"nvidia.com/gpu": "8"}, "allocatable": {"nvidia.com/gpu": "7"}}
         # a kernel monitor (node-problem-detector) writes the driver's line as a node event in "default"
         facts.node_events[node(xid_on)] = [{
             "metadata": {"name": f"{node(xid_on)}.1", "namespace": "default"},

@@ -9,7 +9,7 @@ from playbooks.analyzers.scan import signals
 from playbooks.facts import Facts
 from playbooks.model import Target
 from playbooks.signatures import scan_line
-from playbooks.speakers import SPEAKERS, hardware_claim, node_vouches, plugin_voice, voice_of
+from playbooks.speakers import SPEAKERS, hardware_claim, installed, node_vouches, plugin_voice, voice_of
 from playbooks.sweep.nodes import node_problems
 
 from tests.playbooks.sweep_objects import NOW, ago, gpu_node, node_event
@@ -29,14 +29,76 @@ def event(namespace: str, component: str, *, reason: str = "NvidiaXID79Error", m
     return found
 
 
+def daemonset(namespace: str, image: str, *, account: str | None = "component-sa", ready: int = 3) -> dict:
+    """A DaemonSet as the API returns it: its pods' image and ServiceAccount, and how many are ready."""
+    spec: dict = {"containers": [{"name": "main", "image": image}]}
+    if account is not None:
+        spec["serviceAccountName"] = account
+    return {"apiVersion": "apps/v1", "kind": "DaemonSet",
+            "metadata": {"name": image.rsplit("/", 1)[-1].split(":")[0], "namespace": namespace},
+            "spec": {"template": {"spec": spec}}, "status": {"desiredNumberScheduled": 3, "numberReady": ready}}
+
+
+NPD = "registry.k8s.io/node-problem-detector/node-problem-detector:v0.8.19"
+PLUGIN = "nvcr.io/nvidia/k8s-device-plugin:v0.17.1"
+AGENT = "602401143452.dkr.ecr.us-west-2.amazonaws.com/eks/eks-node-monitoring-agent:v1.2.0-eksbuild.1"
+VALIDATOR = "nvcr.io/nvidia/cloud-native/gpu-operator-validator:v24.9.0"
+RUNNING = installed([daemonset("kube-system", AGENT, account="eks-node-monitoring-agent"),
+                     daemonset("gpu-operator", PLUGIN, account="nvidia-device-plugin"),
+                     daemonset("nvidia-gpu-operator", VALIDATOR, account="nvidia-operator-validator"),
+                     daemonset("node-problem-detector", NPD, account="node-problem-detector")])
+
+
 @pytest.mark.parametrize("namespace, component", [
-    ("default", "kubelet"), ("default", "eks-node-monitoring-agent"), ("kube-system", "eks-node-monitoring-agent"),
-    ("default", "karpenter"), ("karpenter", "karpenter"), ("gpu-operator", "nvidia-device-plugin"),
-    ("nvidia-gpu-operator", "nvidia-gpu-operator"), ("default", "kernel-monitor"),
+    ("default", "kubelet"), ("default", "eks-node-monitoring-agent"), ("default", "karpenter"),
+    ("default", "kernel-monitor"), ("default", "nvidia-device-plugin"),
 ])
-def test_speakers_in_their_namespaces_are_trusted(namespace, component):
+def test_speakers_in_default_are_trusted_whatever_is_installed(namespace, component):
     for shape in ("core", "events.k8s.io"):
         assert voice_of(event(namespace, component, shape=shape)).trusted, (namespace, component, shape)
+
+
+@pytest.mark.parametrize("namespace, component", [
+    ("kube-system", "eks-node-monitoring-agent"), ("gpu-operator", "nvidia-device-plugin"),
+    ("gpu-operator", "nvidia-gpu-operator"), ("nvidia-gpu-operator", "nvidia-gpu-operator"),
+    ("node-problem-detector", "kernel-monitor"),
+])
+def test_speakers_count_in_a_namespace_where_their_daemonset_runs(namespace, component):
+    for shape in ("core", "events.k8s.io"):
+        assert voice_of(event(namespace, component, shape=shape), where=RUNNING).trusted, (namespace, component)
+        # the same event, nothing known to run there: the namespace's name alone vouches for nobody
+        assert not voice_of(event(namespace, component, shape=shape)).trusted, (namespace, component)
+
+
+def test_a_namespace_named_like_the_component_is_not_the_component():
+    # a tenant who may create namespaces made `node-problem-detector` and wrote an Xid 79 from it
+    tenant = installed([daemonset("team-a", NPD)])  # the real detector runs elsewhere
+    assert not voice_of(event("node-problem-detector", "kernel-monitor"), where=tenant).trusted
+    assert not voice_of(event("nvidia-device-plugin", "nvidia-device-plugin"), where=tenant).trusted
+    assert not voice_of(event("karpenter", "karpenter"), where=RUNNING).trusted  # Karpenter: "default" only
+
+
+@pytest.mark.parametrize("why, found", [
+    ("another component's image", daemonset("node-problem-detector", "docker.io/team-a/np-detector:1")),
+    ("no pod ready", daemonset("node-problem-detector", NPD, ready=0)),
+    ("never scheduled", {**daemonset("node-problem-detector", NPD), "status": {}}),
+    ("runs as the namespace's default ServiceAccount", daemonset("node-problem-detector", NPD, account="default")),
+    ("names no ServiceAccount", daemonset("node-problem-detector", NPD, account=None)),
+])
+def test_a_daemonset_counts_only_running_the_component_as_its_own_service_account(why, found):
+    assert not voice_of(event("node-problem-detector", "kernel-monitor"), where=installed([found])).trusted, why
+
+
+def test_a_speaker_running_in_a_namespace_does_not_vouch_for_other_components_there():
+    assert not voice_of(event("node-problem-detector", "eks-node-monitoring-agent"), where=RUNNING).trusted
+    assert not voice_of(event("kube-system", "kernel-monitor"), where=RUNNING).trusted
+
+
+def test_the_policy_may_trust_a_namespace_it_names():
+    trusted = installed([], trusted=["gpu-health"])
+    assert voice_of(event("gpu-health", "kernel-monitor"), where=trusted).trusted
+    assert not voice_of(event("gpu-health", "my-app"), where=trusted).trusted  # a speaker's component still
+    assert not voice_of(event("node-problem-detector", "kernel-monitor"), where=trusted).trusted
 
 
 @pytest.mark.parametrize("namespace, component", [
@@ -48,7 +110,7 @@ def test_speakers_in_their_namespaces_are_trusted(namespace, component):
     ("default", ""),
 ])
 def test_anyone_else_is_not(namespace, component):
-    voice = voice_of(event(namespace, component))
+    voice = voice_of(event(namespace, component), where=RUNNING)
     assert not voice.trusted
     assert voice.caveat == f"reported by {namespace}/{component or '(no component)'}, not corroborated"
 
@@ -64,10 +126,13 @@ def test_a_hostile_label_is_one_short_line():
     assert "\n" not in voice.label and len(voice.label) < 140 and voice.label.endswith("...")
 
 
-def test_device_plugin_logs_count_from_its_install_namespaces_only():
-    assert plugin_voice("gpu-operator", "nvidia-device-plugin-daemonset-x").trusted
-    assert plugin_voice("kube-system", "nvidia-device-plugin-ds-x").trusted
-    assert not plugin_voice("team-a", "nvidia-device-plugin-daemonset-x").trusted
+def test_device_plugin_logs_count_where_the_plugin_daemonset_runs():
+    static = installed([daemonset("kube-system", PLUGIN, account=None)])  # the static manifest names no account
+    assert plugin_voice("kube-system", "nvidia-device-plugin-ds-x", where=static).trusted
+    assert plugin_voice("gpu-operator", "nvidia-device-plugin-daemonset-x", where=RUNNING).trusted
+    assert not plugin_voice("gpu-operator", "nvidia-device-plugin-daemonset-x", where=static).trusted
+    assert not plugin_voice("nvidia-device-plugin", "nvidia-device-plugin-x").trusted
+    assert not plugin_voice("team-a", "nvidia-device-plugin-daemonset-x", where=RUNNING).trusted
 
 
 def test_hardware_claims_are_gpu_codes_and_xids():
@@ -172,10 +237,55 @@ def test_diagnosis_tenant_xid_is_capped_and_offers_no_cordon():
     assert all(loc.signal.severity == "warning" for loc in signals(facts))
 
 
-def test_diagnosis_speaker_xid_is_critical_with_cordon():
+def test_diagnosis_one_speakers_xid_alone_is_an_error_without_cordon():
     facts = facts_with(gpu_node("ip-10-1-0-1"), [event("default", "eks-node-monitoring-agent")])
     [finding] = list(analyze_xid(facts))
+    assert finding.severity == "error" and not finding.remediations
+    assert finding.title == "GPU Xid 79 reported on ip-10-1-0-1 by default/eks-node-monitoring-agent alone"
+
+
+def test_diagnosis_two_speakers_agreeing_are_critical_with_cordon():
+    facts = facts_with(gpu_node("ip-10-1-0-1"), [event("default", "eks-node-monitoring-agent"),
+                                                  event("default", "kernel-monitor", reason="NVRMXid")])
+    [finding] = list(analyze_xid(facts))
     assert finding.severity == "critical" and [r.kind for r in finding.remediations] == ["cordon-gpu-node"]
+
+
+def test_diagnosis_one_speaker_and_a_tenant_are_still_one_voice():
+    facts = facts_with(gpu_node("ip-10-1-0-1"), [event("default", "eks-node-monitoring-agent"),
+                                                  event("team-a", "kernel-monitor", reason="NVRMXid")])
+    [finding] = list(analyze_xid(facts))
+    assert finding.severity == "error" and not finding.remediations
+
+
+def test_diagnosis_one_speaker_the_node_status_bears_out_is_critical_with_cordon():
+    down = {"type": "AcceleratedHardwareReady", "status": "False", "reason": "NvidiaXID79Error"}
+    for node in (gpu_node("ip-10-1-0-1", allocatable=7), gpu_node("ip-10-1-0-1", conditions=[down])):
+        [finding] = [f for f in analyze_xid(facts_with(node, [event("default", "eks-node-monitoring-agent")]))
+                     if "reported" in f.title]
+        assert finding.severity == "critical" and [r.kind for r in finding.remediations] == ["cordon-gpu-node"]
+
+
+def test_diagnosis_a_component_named_namespace_without_its_daemonset_is_a_claim():
+    facts = facts_with(gpu_node("ip-10-1-0-1"), [event("node-problem-detector", "kernel-monitor", reason="NVRMXid")])
+    [finding] = list(analyze_xid(facts))
+    assert finding.severity == "warning" and not finding.remediations
+    assert "reported by node-problem-detector/kernel-monitor, not corroborated" in finding.title
+
+
+def test_diagnosis_a_running_detector_counts_from_its_namespace():
+    facts = facts_with(gpu_node("ip-10-1-0-1"), [event("node-problem-detector", "kernel-monitor", reason="NVRMXid"),
+                                                  event("default", "eks-node-monitoring-agent")])
+    facts.daemonsets = [daemonset("node-problem-detector", NPD, account="node-problem-detector")]
+    [finding] = list(analyze_xid(facts))
+    assert finding.severity == "critical" and [r.kind for r in finding.remediations] == ["cordon-gpu-node"]
+
+
+def test_diagnosis_the_policy_trusts_the_namespaces_it_names():
+    facts = facts_with(gpu_node("ip-10-1-0-1"), [event("gpu-health", "kernel-monitor", reason="NVRMXid")])
+    facts.trusted_node_reporters = frozenset({"gpu-health"})
+    [finding] = list(analyze_xid(facts))
+    assert finding.severity == "error" and "by gpu-health/kernel-monitor alone" in finding.title
 
 
 def test_diagnosis_tenant_xid_on_a_node_that_lost_a_gpu_is_upgraded():
@@ -189,7 +299,7 @@ def test_diagnosis_one_hostile_event_is_a_gap():
     broken["series"] = "often"  # not the object events.k8s.io/v1 has there: reading its count fails
     facts = facts_with(gpu_node("ip-10-1-0-1"), [broken, event("default", "kernel-monitor", reason="NVRMXid")])
     [finding] = list(analyze_xid(facts))
-    assert finding.severity == "critical"
+    assert finding.severity == "error"  # one reporter, however many of its events
     [gap] = facts.gaps
     assert gap.startswith("Not checked: an event about node/ip-10-1-0-1 (event default/") and "could not read it" in gap
 

@@ -14,7 +14,8 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from bot.alerts import messages
 from bot.alerts.buttons import SNOOZES
-from bot.alerts.routing import ChannelReads, channel_opens
+from bot.alerts.routing import ChannelReads, channel_closes
+from bot.render.blocks.alert_masking import Closed
 from bot.errors import UserError
 from bot.payloads import Signer
 from bot.store.alerts import AlertStore, GroupView
@@ -67,9 +68,10 @@ class AlertClicks:
         """The message says who snoozed or acknowledged it (a digest's message tells no single alert)."""
         if group.ts is None or group.in_digest:
             return
-        masked = not channel_opens(self.reads, group.channel, group.scopes)
-        if messages.update(client, self.signer, group, now=now, masked=masked):
-            self.store.mark_shown({group.id: messages.shown_key(group, now, masked=masked)})
+        # What the channel may not read, object by object, as the notifier drew it (a click must not mask more).
+        closed = Closed(channel_closes(self.reads, group.channel, group.scopes))
+        if messages.update(client, self.signer, group, now=now, closed=closed):
+            self.store.mark_shown({group.id: messages.shown_key(group, now, closed=closed)})
 
     def _acknowledge_incidents(self, group: GroupView, actor: str) -> None:
         if self.incidents is None:

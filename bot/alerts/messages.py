@@ -12,7 +12,8 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot.payloads import Signer, seal_blocks
-from bot.render.blocks.alert import alert_blocks, alert_text, headline
+from bot.render.blocks.alert import alert_blocks, alert_text, closed_to, headline
+from bot.render.blocks.alert_masking import Closed
 from bot.store.alerts import GroupView
 
 log = logging.getLogger(__name__)
@@ -24,9 +25,11 @@ def _key(parts: list) -> str:
     return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()[:32]
 
 
-def shown_key(group: GroupView, now: datetime, *, masked: bool = False) -> str:
+def shown_key(group: GroupView, now: datetime, *, masked: bool = False, closed: Closed | None = None) -> str:
+    """``closed``: what the channel may not read, scope by scope; ``masked`` alone: none of it."""
     snooze = (group.snoozed_until_resolved, group.snoozed_until, group.snoozed_by) if group.snoozed(now) else None
-    return _key(["alert", masked, group.status, group.count, group.severity, headline(group), group.acknowledged_by,
+    hidden = closed_to(group, masked=masked, closed=closed).key()
+    return _key(["alert", hidden, group.status, group.count, group.severity, headline(group), group.acknowledged_by,
                  snooze, [(m.fingerprint, m.count, m.severity, m.title) for m in group.members[:10]]])
 
 
@@ -36,21 +39,22 @@ def digest_key(group: GroupView) -> str:
 
 
 def post(client: WebClient, signer: Signer, group: GroupView, *, channel: str, now: datetime,
-         masked: bool) -> str:
-    """Post the group's message in ``channel`` (``masked``: codes and counts only); its ts. Raises what
-    Slack or the network raised."""
-    result = client.chat_postMessage(channel=channel, text=alert_text(group, masked=masked),
-                                     blocks=seal_blocks(alert_blocks(group, now=now, masked=masked), signer,
-                                                        conversation=channel))
+         masked: bool = False, closed: Closed | None = None) -> str:
+    """Post the group's message in ``channel`` (``closed``: the scopes it may not read, held back and
+    counted; ``masked`` alone: codes and counts only); its ts. Raises what Slack or the network raised."""
+    result = client.chat_postMessage(channel=channel, text=alert_text(group, masked=masked, closed=closed),
+                                     blocks=seal_blocks(alert_blocks(group, now=now, masked=masked, closed=closed),
+                                                        signer, conversation=channel))
     return result["ts"]
 
 
-def update(client: WebClient, signer: Signer, group: GroupView, *, now: datetime, masked: bool) -> bool:
+def update(client: WebClient, signer: Signer, group: GroupView, *, now: datetime, masked: bool = False,
+           closed: Closed | None = None) -> bool:
     """Show the group as it is now in its message; False (logged) when Slack could not be told."""
     assert group.channel is not None and group.ts is not None
     try:
-        client.chat_update(channel=group.channel, ts=group.ts, text=alert_text(group, masked=masked),
-                           blocks=seal_blocks(alert_blocks(group, now=now, masked=masked), signer,
+        client.chat_update(channel=group.channel, ts=group.ts, text=alert_text(group, masked=masked, closed=closed),
+                           blocks=seal_blocks(alert_blocks(group, now=now, masked=masked, closed=closed), signer,
                                               conversation=group.channel))
     except SLACK_FAILURES as exc:
         log.warning("alert #%s in %s (message %s) not updated, next report tries again: %s", group.id,

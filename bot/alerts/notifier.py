@@ -27,6 +27,7 @@ from bot.alerts.routing import AlertRouter
 from bot.errors import UserError
 from bot.payloads import Signer, seal_blocks
 from bot.render.blocks.alert import digest_blocks, digest_text
+from bot.render.blocks.alert_masking import Closed
 from bot.store.alerts import AlertStore, AlertView, Batch, GroupView
 from bot.store.incidents import IncidentStore
 from bot.store.tx import StoreUnavailable, utcnow
@@ -110,7 +111,7 @@ class Notifier:
             elif group.in_digest:
                 if messages.digest_key(group) != group.shown:
                     digests.add((group.channel, group.ts))
-            elif messages.shown_key(group, now, masked=self._masked(group, group.channel)) != group.shown:
+            elif messages.shown_key(group, now, closed=self._closed(group, group.channel)) != group.shown:
                 if group.snoozed(now):
                     summary.snoozed += 1
                 else:
@@ -125,10 +126,10 @@ class Notifier:
             self._refresh_digest(channel, ts, now, summary)
         return summary
 
-    def _masked(self, group: GroupView, channel: str) -> bool:
-        """Whether ``channel`` is shown the group by code and counts alone: asked at every render, so a
-        storm that spreads into another namespace, or an edited policy, is reflected in the message."""
-        return not self.router.opens(channel, group.scopes)
+    def _closed(self, group: GroupView, channel: str) -> Closed:
+        """What of the group ``channel`` may not read, held back and counted in its message: asked at every
+        render, so a storm that spreads into another namespace, or an edited policy, is reflected in it."""
+        return Closed(self.router.closes(channel, group.scopes))
 
     def _new_channel(self, group: GroupView, now: datetime, summary: Summary) -> str | None:
         """Where a group without a message goes, or None when it is not to be posted now."""
@@ -150,27 +151,27 @@ class Notifier:
         if not self.store.claim_post(group.id, owner=self.owner, channel=channel):
             summary.claimed_elsewhere += 1
             return
-        masked = self._masked(group, channel)
+        closed = self._closed(group, channel)
         try:
-            ts = messages.post(self.client, self.signer, group, channel=channel, now=now, masked=masked)
+            ts = messages.post(self.client, self.signer, group, channel=channel, now=now, closed=closed)
         except messages.SLACK_FAILURES as exc:
             log.warning("alert #%s not posted in %s, next report tries again: %s", group.id, channel,
                         messages.why(exc))
             self.store.release([group.id], owner=self.owner)
             summary.failed += 1
             return
-        self.store.posted({group.id: messages.shown_key(group, now, masked=masked)}, channel=channel, ts=ts,
+        self.store.posted({group.id: messages.shown_key(group, now, closed=closed)}, channel=channel, ts=ts,
                           owner=self.owner)
         summary.posted += 1
-        if not masked:  # an incident's thread is where its notes and approval requests go: never a masked one
+        if not closed:  # an incident's thread is where its notes and approval requests go: never a masked one
             self._thread_incidents(group, channel, ts, incidents)
 
     def _update(self, group: GroupView, now: datetime, summary: Summary) -> None:
-        masked = self._masked(group, group.channel)
-        if not messages.update(self.client, self.signer, group, now=now, masked=masked):
+        closed = self._closed(group, group.channel)
+        if not messages.update(self.client, self.signer, group, now=now, closed=closed):
             summary.failed += 1
             return
-        self.store.mark_shown({group.id: messages.shown_key(group, now, masked=masked)})
+        self.store.mark_shown({group.id: messages.shown_key(group, now, closed=closed)})
         if group.status == "resolved":
             summary.resolved += 1
         else:
@@ -184,7 +185,7 @@ class Notifier:
         try:
             result = self.client.chat_postMessage(
                 channel=channel, text=digest_text(claimed),
-                blocks=seal_blocks(digest_blocks(claimed, now=now, masked=self._masked_ids(claimed, channel)),
+                blocks=seal_blocks(digest_blocks(claimed, now=now, closed=self._closed_by_id(claimed, channel)),
                                    self.signer, conversation=channel))
         except messages.SLACK_FAILURES as exc:
             log.warning("digest of %d alerts not posted in %s, next report tries again: %s", len(claimed), channel,
@@ -197,15 +198,15 @@ class Notifier:
         summary.digests += 1
         summary.digested += len(claimed)
 
-    def _masked_ids(self, groups: Sequence[GroupView], channel: str) -> frozenset[int]:
-        return frozenset(g.id for g in groups if self._masked(g, channel))
+    def _closed_by_id(self, groups: Sequence[GroupView], channel: str) -> dict[int, Closed]:
+        return {g.id: self._closed(g, channel) for g in groups}
 
     def _refresh_digest(self, channel: str, ts: str, now: datetime, summary: Summary) -> None:
         groups = self.store.in_message(channel, ts)
         try:
             self.client.chat_update(channel=channel, ts=ts, text=digest_text(groups),
                                     blocks=seal_blocks(digest_blocks(groups, now=now,
-                                                                     masked=self._masked_ids(groups, channel)),
+                                                                     closed=self._closed_by_id(groups, channel)),
                                                        self.signer, conversation=channel))
         except messages.SLACK_FAILURES as exc:
             log.warning("digest %s in %s not updated, next report tries again: %s", ts, channel, messages.why(exc))

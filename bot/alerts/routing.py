@@ -2,9 +2,9 @@
 
 The candidates are the channels of the policy's ``alerts.routes`` that match the alert, in order, then
 GPUBOT_ALERT_CHANNEL. The first candidate whose own grant opens every (cluster, namespace) the alert
-speaks of gets it in full; when none does, the first candidate gets it masked (codes and counts only),
-so an alert about a team's namespace never reaches people the policy keeps out of it, and is not
-lost either. No candidate: nowhere.
+speaks of gets it in full; when none does, the first candidate gets it masked (what it may not read is
+held back and counted, the cluster's own objects it may read stay shown), so an alert about a team's
+namespace never reaches people the policy keeps out of it, and is not lost either. No candidate: nowhere.
 
 Whether a channel may read is the service's call (``DiagnosisService.channel_may_read``, the policy
 checked in its one place), asked with the channel's grant alone: everyone in the channel reads the
@@ -34,10 +34,19 @@ def channel_opens(reads: ChannelReads, channel: str, scopes: Iterable[Scope]) ->
     return all(reads(channel, cluster, namespace) for cluster, namespace in scopes)
 
 
+def channel_closes(reads: ChannelReads, channel: str, scopes: Iterable[Scope]) -> frozenset[Scope]:
+    """The scopes ``channel`` may not read, with each scope's cluster itself (its nodes and NodePools):
+    a message holds back what is in them and shows the rest, so one closed namespace does not hide the
+    NodePool it waits on."""
+    scopes = tuple(dict.fromkeys(scopes))
+    clusters = tuple(dict.fromkeys((cluster, None) for cluster, _ in scopes))
+    return frozenset(s for s in dict.fromkeys(scopes + clusters) if not reads(channel, *s))
+
+
 @dataclass(frozen=True)
 class Destination:
     channel: str
-    masked: bool  # the channel may not read everything the alert speaks of: codes and counts only
+    masked: bool  # the channel may not read everything the alert speaks of: what it may not is held back
 
 
 class AlertRouter:
@@ -57,6 +66,9 @@ class AlertRouter:
 
     def opens(self, channel: str, scopes: Iterable[Scope]) -> bool:
         return channel_opens(self._reads, channel, scopes)
+
+    def closes(self, channel: str, scopes: Iterable[Scope]) -> frozenset[Scope]:
+        return channel_closes(self._reads, channel, scopes)
 
     def destination(self, *, cluster: str, scopes: Iterable[Scope], nodepool: str | None,
                     severity: str) -> Destination | None:

@@ -10,6 +10,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from bot.render.blocks.alert import alert_blocks, alert_text, digest_blocks, digest_text
+from bot.render.blocks.alert_masking import Closed
 from bot.store.alerts import AlertView, GroupView
 from tests.render.rules import rule_problems
 
@@ -45,6 +46,7 @@ STORM = group(members=[member(i, job=f"llama-70b-{i % 4}", pods=5) for i in rang
               cause_usage={"resource_type": "nvidia.com/gpu", "used": "32", "limit": "32"})
 LONE = group(members=[member(1, job="bert-large", code="gpu.xid_error", severity="critical")], cause=None)
 RESOLVED = group(members=STORM.members, status="resolved", count=20)
+LLM_CLOSED = Closed(frozenset({("prod", "llm")}))  # a channel whose grant opens nodes and NodePools, no namespace
 
 
 @pytest.mark.parametrize("name, rendered", [
@@ -52,6 +54,8 @@ RESOLVED = group(members=STORM.members, status="resolved", count=20)
     ("a lone problem", lambda: (alert_text(LONE), alert_blocks(LONE, now=NOW))),
     ("resolved", lambda: (alert_text(RESOLVED), alert_blocks(RESOLVED, now=NOW))),
     ("held back from this channel", lambda: (alert_text(STORM, masked=True), alert_blocks(STORM, now=NOW, masked=True))),
+    ("pods held back, the NodePool shown", lambda: (alert_text(STORM, closed=LLM_CLOSED),
+                                                    alert_blocks(STORM, now=NOW, closed=LLM_CLOSED))),
     ("digest", lambda: (digest_text([STORM, LONE, RESOLVED]), digest_blocks([STORM, LONE, RESOLVED], now=NOW))),
 ])
 def test_alert_messages_follow_the_message_rules(name, rendered):
@@ -67,3 +71,12 @@ def test_the_storm_says_what_is_used_up_and_the_codes_are_context():
     digest = digest_blocks([STORM, LONE, RESOLVED], now=NOW)
     [codes] = [b for b in digest if b["type"] == "context" and b["elements"][0]["text"].startswith("By code")]
     assert "`gpu.xid_error` critical: 1" in codes["elements"][0]["text"]
+
+
+def test_a_channel_that_reads_the_nodepool_but_not_the_pods_sees_the_nodepool_and_counts():
+    text, blocks = alert_text(STORM, closed=LLM_CLOSED), alert_blocks(STORM, now=NOW, closed=LLM_CLOSED)
+    assert text == ("[error] NodePool gpu-training-32 has used all 32 of its GPUs: "
+                    "20 pods of 1 namespace this channel cannot read")
+    said = str(blocks)
+    assert "`nodepool/gpu-training-32`" in said and "20 pods held back" in said
+    assert "llama-70b" not in said and "/llm" not in said and "prod / llm" not in said

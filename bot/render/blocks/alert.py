@@ -10,16 +10,17 @@ from __future__ import annotations
 
 from collections import Counter
 from datetime import datetime
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 from bot.alerts.buttons import SNOOZES, encode_alert
 from bot.payloads import ACTION_ALERT_ACKNOWLEDGE
 from bot.render.blocks import kit, limits
+from bot.render.blocks.alert_masking import Closed, held_back_count, held_noun
 from bot.render.blocks.incidents import marker, mention, slack_date
 from bot.render.blocks.text import clean, cut, quote
 
 if TYPE_CHECKING:  # the store speaks SQL; rendering needs only its plain dataclasses
-    from bot.store.alerts import GroupView
+    from bot.store.alerts import AlertView, GroupView
 
 TITLE_LIMIT = 300
 TARGET_LIMIT = 200
@@ -53,26 +54,34 @@ def headline(group: "GroupView") -> str:
 
 def cause_headline(group: "GroupView") -> str:
     """The cause in plain words, with who waits on it; "" for a group without a cause."""
-    kind, name = group.cause_kind, group.cause_name or ""
-    waiting = waiting_on(group)
-    if kind == "limit":
-        blocked = bool(waiting) or any(m.severity in ("critical", "error") for m in group.members)
-        said = f"NodePool {name} {used_up(group.cause_usage, blocked=blocked)}"
-    elif kind == "offering":
-        instance_type, _, rest = name.partition("/")
-        zone, _, capacity = rest.partition("/")
-        said = f"EC2 has no {capacity} capacity for {instance_type} in {zone}"
-    elif kind == "gpu":
-        said = f"Node {name} has a failing GPU"
-    elif kind == "nodeclass":
-        said = f"NodeClass {name} is not ready, so Karpenter launches nothing from it"
-    else:
+    said, name = cause_said(group), group.cause_name or ""
+    if not said:
         return ""
+    waiting = waiting_on(group)
     if waiting:
         return f"{said}: {waiting}"
     if len(group.members) == 1:  # a lone problem's title names its object already, in more detail
         return group.title if name in group.title else f"{said}: {group.title}"
     return f"{said} ({len(group.members)} problems)"
+
+
+def cause_said(group: "GroupView") -> str:
+    """What the cause's own object is doing ("NodePool gpu-training-32 has used all 32 of its GPUs"): it is
+    cluster-scoped, so a channel that reads the cluster reads this even where the waiting pods are closed
+    to it; "" for a group without a cause."""
+    kind, name = group.cause_kind, group.cause_name or ""
+    if kind == "limit":
+        blocked = bool(waiting_on(group)) or any(m.severity in ("critical", "error") for m in group.members)
+        return f"NodePool {name} {used_up(group.cause_usage, blocked=blocked)}"
+    if kind == "offering":
+        instance_type, _, rest = name.partition("/")
+        zone, _, capacity = rest.partition("/")
+        return f"EC2 has no {capacity} capacity for {instance_type} in {zone}"
+    if kind == "gpu":
+        return f"Node {name} has a failing GPU"
+    if kind == "nodeclass":
+        return f"NodeClass {name} is not ready, so Karpenter launches nothing from it"
+    return ""
 
 
 def used_up(usage: dict[str, str] | None, *, blocked: bool) -> str:
@@ -96,9 +105,13 @@ _NOT_WORKLOADS = ("pod", "node", "nodepool", "nodeclaim", "alert")
 
 def waiting_on(group: "GroupView") -> str:
     """"16 pods of 3 jobs wait on it", "1 pod waits on it", "2 jobs wait on it"; "" when nothing waits."""
-    jobs = len({m.target for m in group.members if m.target_kind not in _NOT_WORKLOADS})
+    return _waiting(group.members)
+
+
+def _waiting(members: Sequence["AlertView"]) -> str:
+    jobs = len({m.target for m in members if m.target_kind not in _NOT_WORKLOADS})
     # Counted pods only: an alert scraped from a pod (Karpenter's controller) names that pod, which waits on nothing.
-    pods = sum(m.pods for m in group.members)
+    pods = sum(m.pods for m in members)
     if pods and jobs:
         return f"{_n(pods, 'pod')} of {_n(jobs, 'job')} wait on it"
     if pods:
@@ -115,12 +128,38 @@ def _n(count: int, noun: str) -> str:
 _CAUSE_OBJECTS = {"limit": "nodepool", "offering": "offering", "gpu": "node", "nodeclass": "nodeclass"}
 
 
-def alert_text(group: "GroupView", *, masked: bool = False) -> str:
+def alert_text(group: "GroupView", *, masked: bool = False, closed: Closed | None = None) -> str:
     """The notification text (and what screen readers say): escaped like every other text field, since
     Slack parses ``<!channel>`` and ``<url|label>`` in the top-level text as well."""
     state = "Resolved: " if group.status == "resolved" else ""
-    shown = masked_headline(group) if masked else headline(group)
+    shown = shown_headline(group, closed_to(group, masked=masked, closed=closed))
     return clean(f"{state}[{group.severity}] {shown}", limits.FALLBACK_TEXT)
+
+
+def closed_to(group: "GroupView", *, masked: bool = False, closed: Closed | None = None) -> Closed:
+    """What the channel may not read: ``closed`` where the caller knows it scope by scope; else all of
+    it when ``masked``, since a bare "masked" says nothing of which objects stay open."""
+    if closed is not None:
+        return closed
+    return Closed.everything(group) if masked else Closed()
+
+
+def shown_headline(group: "GroupView", closed: Closed) -> str:
+    if not closed:
+        return headline(group)
+    return partial_headline(group, closed) if closed.cause_open(group) else masked_headline(group)
+
+
+def partial_headline(group: "GroupView", closed: Closed) -> str:
+    """The cause and its usage as in full, who waits on it as far as this channel may read, the rest
+    counted: "NodePool gpu-training-32 has used all 32 of its GPUs: 3 pods of 1 namespace this channel
+    cannot read"."""
+    shown, held = closed.split(group.members)
+    told = [_waiting(shown)] if _waiting(shown) else []
+    if held:
+        told.append(held_back_count(held))
+    said = cause_said(group)
+    return f"{said}: {', and '.join(told)}" if told else said
 
 
 # A cause's kind in words that name no object: what a channel that may not read the alert is told.
@@ -147,8 +186,14 @@ def held_back(group: "GroupView") -> str:
     return f"{noun} in {where} this channel cannot read"
 
 
-def alert_blocks(group: "GroupView", *, now: datetime, masked: bool = False) -> list[dict]:
-    if masked:
+def alert_blocks(group: "GroupView", *, now: datetime, masked: bool = False,
+                 closed: Closed | None = None) -> list[dict]:
+    """``closed``: the scopes this channel may not read (bot.render.blocks.alert_masking); ``masked``
+    alone: none of it."""
+    closed = closed_to(group, masked=masked, closed=closed)
+    if closed and closed.cause_open(group):
+        return _partial_blocks(group, closed, now=now)
+    if closed:
         return _masked_blocks(group, now=now)
     resolved = group.status == "resolved"
     title = clean(headline(group), TITLE_LIMIT)
@@ -160,9 +205,28 @@ def alert_blocks(group: "GroupView", *, now: datetime, masked: bool = False) -> 
     listed = _members(group)
     if listed:
         blocks.append(kit.section(listed))
-    evidence = _evidence(group)
+    evidence = _evidence(group.members)
     if evidence:
         blocks.append(kit.section(evidence))
+    return blocks + _footer(group, now, resolved=resolved)
+
+
+def _partial_blocks(group: "GroupView", closed: Closed, *, now: datetime) -> list[dict]:
+    """The cause, its usage and every problem this channel may read, as in full; the problems of closed
+    namespaces counted, with neither their targets, titles nor evidence."""
+    resolved = group.status == "resolved"
+    title = clean(partial_headline(group, closed), TITLE_LIMIT)
+    lead = f"{':white_check_mark:' if resolved else marker(group.severity)} *{'Resolved: ' if resolved else ''}{title}*"
+    blocks = [kit.section(lead), kit.fields_section(_facts(group, closed)), kit.context(_codes(group))]
+    if resolved:
+        blocks.append(kit.context(f"Resolved {slack_date(group.resolved_at or now)}"))
+    listed = _members(group, closed)
+    if listed:
+        blocks.append(kit.section(listed))
+    evidence = _evidence(closed.split(group.members)[0])
+    if evidence:
+        blocks.append(kit.section(evidence))
+    blocks.append(kit.context(PARTIAL_NOTE))
     return blocks + _footer(group, now, resolved=resolved)
 
 
@@ -186,6 +250,8 @@ def _masked_blocks(group: "GroupView", *, now: datetime) -> list[dict]:
     return blocks + _footer(group, now, resolved=resolved)
 
 
+PARTIAL_NOTE = ("Some details held back: gpubot's policy does not open every namespace of this alert to this "
+                "channel. `/gpu incidents` in a channel (or a DM) whose grant opens them shows them.")
 MASKED_NOTE = ("Details held back: gpubot's policy does not open this alert's namespace to this channel. "
                "`/gpu incidents` in a channel (or a DM) whose grant opens it shows them.")
 
@@ -198,9 +264,9 @@ def alert_buttons(group: "GroupView") -> list[dict]:
     return kit.actions(buttons)
 
 
-def _facts(group: "GroupView") -> list[str]:
+def _facts(group: "GroupView", closed: Closed = Closed()) -> list[str]:
     where = group.cluster or "(default cluster)"
-    if group.namespace:
+    if group.namespace and (group.cluster, group.namespace) not in closed.scopes:
         where += f" / {group.namespace}"
     target = group.members[0].target if group.members else group.group_key
     label = "Target"
@@ -217,15 +283,19 @@ def _codes(group: "GroupView") -> str:
     return "Codes: " + ", ".join(f"`{clean(code, 64)}`" for code in codes)
 
 
-def _members(group: "GroupView") -> str:
-    """The problems of a storm, most severe first (a lone problem is the headline already)."""
+def _members(group: "GroupView", closed: Closed = Closed()) -> str:
+    """The problems of a storm, most severe first (a lone problem is the headline already); those of
+    namespaces ``closed`` to the channel as one count, last."""
     if len(group.members) <= 1:
         return ""
+    shown, held = closed.split(group.members)
     lines = [f"{marker(m.severity)} `{clean(m.target, 120)}` {_member_says(group, m)}"
-             + (f" ({m.count}×)" if m.count > 1 else "") for m in group.members[:MAX_MEMBERS]]
-    more = len(group.members) - MAX_MEMBERS
+             + (f" ({m.count}×)" if m.count > 1 else "") for m in shown[:MAX_MEMBERS]]
+    more = len(shown) - MAX_MEMBERS
     if more > 0:
         lines.append(f"… and {more} more")
+    if held:
+        lines.append(f"{marker(_worst(held))} {held_noun(held)} held back")
     return cut("\n".join(lines), limits.SECTION_TEXT)
 
 
@@ -237,8 +307,8 @@ def _member_says(group: "GroupView", member) -> str:
     return clean(member.title, 160)
 
 
-def _evidence(group: "GroupView") -> str:
-    lines = list(dict.fromkeys(text for m in group.members[:MAX_MEMBERS] for _, text in m.evidence))[:MAX_EVIDENCE]
+def _evidence(members: Sequence["AlertView"]) -> str:
+    lines = list(dict.fromkeys(text for m in members[:MAX_MEMBERS] for _, text in m.evidence))[:MAX_EVIDENCE]
     if not lines:
         return ""
     return "*Evidence*\n" + quote("\n".join(lines), limit=EVIDENCE_LIMIT, max_lines=MAX_EVIDENCE)
@@ -261,9 +331,12 @@ def digest_text(groups: Sequence["GroupView"]) -> str:
     return f"{len(groups)} new alerts ({firing} still firing)"
 
 
-def digest_blocks(groups: Sequence["GroupView"], *, now: datetime, masked: frozenset[int] = frozenset()) -> list[dict]:
+def digest_blocks(groups: Sequence["GroupView"], *, now: datetime, masked: frozenset[int] = frozenset(),
+                  closed: Mapping[int, Closed] | None = None) -> list[dict]:
     """Counts per code and severity, and the most severe items: one message instead of hundreds.
-    ``masked``: ids of groups this channel may not read, listed by code and counts only."""
+    ``closed``: by group id, what this channel may not read of it; ``masked``: ids of groups it may
+    read nothing of."""
+    closed = closed or {}
     firing = [g for g in groups if g.status == "firing"]
     head = (f"{marker(_worst(groups))} *{len(groups)} new alerts at once* — {len(firing)} still firing, "
             f"{len(groups) - len(firing)} resolved")
@@ -275,7 +348,8 @@ def digest_blocks(groups: Sequence["GroupView"], *, now: datetime, masked: froze
     blocks = [kit.section(head)]
     top = sorted(firing, key=lambda g: (_rank(g.severity), -g.count, g.id))[:MAX_DIGEST_ITEMS]
     if top:
-        items = [f"{marker(g.severity)} {clean(masked_headline(g) if g.id in masked else headline(g), 180)}"
+        items = [f"{marker(g.severity)} "
+                 f"{clean(shown_headline(g, closed_to(g, masked=g.id in masked, closed=closed.get(g.id))), 180)}"
                  for g in top]
         blocks.append(kit.section(cut("*Most severe*\n" + "\n".join(items), limits.SECTION_TEXT)))
     if rows:  # codes are for looking up (docs/findings.md): a context line, never the prose
@@ -290,5 +364,5 @@ def _rank(severity: str) -> int:
     return order.index(severity) if severity in order else len(order)
 
 
-def _worst(groups: Sequence["GroupView"]) -> str:
+def _worst(groups: Sequence["GroupView | AlertView"]) -> str:
     return min((g.severity for g in groups), key=_rank, default="info")

@@ -3,8 +3,10 @@
 Shaped like Yelp's detect-secrets, whose plugins do most of the finding: ``cloud`` (AWS, Azure, GCP),
 ``chat`` (Slack, GitHub, GitLab), ``tokens`` (JWTs and vendor API keys), ``private_keys`` (PEM and
 PuTTY), ``urls`` (credentials in URLs), ``keywords`` (secrets beside a secret-sounding name),
-``docker`` (registry credentials in base64) and ``entropy`` (random-looking strings). Rules of our own
-are kept only where no plugin covers a form; each says why where it is defined.
+``docker`` (registry credentials in base64) and ``entropy`` (random-looking strings). Beside them,
+``gitleaks`` runs gitleaks' maintained rule set (generated into data/gitleaks.json) for the vendor
+token formats no plugin knows. Rules of our own (``logins``, and a few in the modules above) are
+kept only where neither covers a form; each says why where it is defined.
 
 Every detector reads the original line and reports spans; the spans are merged and masked once
 (``spans.apply``), so no detector's output can hide a secret from another. The entropy family goes
@@ -17,12 +19,12 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from playbooks.redaction import chat, cloud, docker, entropy, keywords, private_keys, tokens, urls
+from playbooks.redaction import chat, cloud, docker, entropy, gitleaks, keywords, logins, private_keys, tokens, urls
 from playbooks.redaction.spans import MASK, apply
 
 __all__ = ["MASK", "redact_text"]
 
-DETECTORS = (private_keys, cloud, chat, tokens, urls, keywords, docker)
+DETECTORS = (private_keys, cloud, chat, tokens, gitleaks, urls, keywords, logins, docker)
 
 
 def redact_text(text: str) -> str:
@@ -33,11 +35,13 @@ def redact_text(text: str) -> str:
     if "\n" not in text and "\r" not in text:
         return redact_line(text)
     block = private_keys.Block()
+    lines = text.splitlines(keepends=True)
+    bodies = [line.rstrip("\r\n") for line in lines]
+    by_context = private_keys.lines_by_context(bodies)
     out = []
-    for line in text.splitlines(keepends=True):
-        body = line.rstrip("\r\n")
+    for i, (line, body) in enumerate(zip(lines, bodies)):
         ending = line[len(body):]
-        held = block.masked(body)
+        held = block.masked(body) or ((0, len(body)) if i in by_context else None)
         out.append((apply(body, [held]) if held else redact_line(body)) + ending)
     return "".join(out)
 

@@ -12,14 +12,13 @@ _WEBHOOK = "https://hooks.slack.com/services/"
 _GITHUB_GATES = ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")
 _GITLAB_GATES = ("glpat-", "gldt-", "glft-", "glsoat-", "glrt-", "GR1348941", "glcbt-", "glimt-", "glptt-",
                  "glagent-", "gloas-")
+# Slack app-level tokens (xapp-) and GitHub fine-grained tokens (github_pat_) are gitleaks' rules
+# slack-app-token and github-fine-grained-pat (playbooks/redaction/gitleaks.py).
 _OWN = (
-    # Slack app-level (xapp-) and rotating refresh (xoxe-) tokens: the Slack plugin knows xox[abposr]-.
+    # Slack rotating tokens (xoxe-, xoxe.xoxp-): the Slack plugin knows xox[abposr]-, and gitleaks'
+    # slack-config-* rules want the exact upper-case lengths of a configuration token only.
     # https://api.slack.com/authentication/token-types
-    re2.compile(r"\bxapp-\d-[0-9A-Za-z-]{10,}"),
     re2.compile(r"\bxoxe(?:\.xox[bp])?-\d-[0-9A-Za-z-]{10,}"),
-    # GitHub fine-grained personal access tokens (github_pat_…): the GitHub plugin knows gh[pousr]_.
-    # https://github.blog/security/application-security/behind-githubs-new-authentication-token-formats/
-    re2.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}"),
 )
 
 
@@ -38,7 +37,7 @@ def spans(line: str) -> Iterator[Span]:
         yield from found("github_token", "GitHubTokenDetector", line, whole=True)
     if any(gate in line for gate in _GITLAB_GATES):
         yield from found("gitlab_token", "GitLabTokenDetector", line, whole=True)
-    if "xapp-" in line or "xoxe" in line or "github_pat_" in line:
+    if "xoxe" in line:
         for pattern in _OWN:
             for match in pattern.finditer(line):
                 yield match.span()

@@ -15,7 +15,8 @@ _AZURE_KEY = "AccountKey="
 # An Azure SAS token's signature (``…&sig=…``) grants what the token grants; detect-secrets has no
 # plugin for it. https://learn.microsoft.com/en-us/azure/storage/common/storage-sas-overview
 _SAS_SIGNATURE = re2.compile(r"(?i)(?:^|[?&;\s\"'])sig=([A-Za-z0-9%+/=_-]{8,})")
-# Google API keys (AIza…, 39 characters): no detect-secrets plugin.
+# Google API keys (AIza…, 39 characters): no detect-secrets plugin, and gitleaks' gcp-api-key wants a
+# quote, a blank or ";" after the key, so "?key=AIza…&callback=…" in a URL slips past it.
 # https://cloud.google.com/docs/authentication/api-keys
 _GCP_API_KEY = re2.compile(r"\bAIza[0-9A-Za-z_-]{35}")
 

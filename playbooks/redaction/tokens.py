@@ -9,10 +9,11 @@ from playbooks.redaction.plugins import found
 from playbooks.redaction.spans import Span, to_token_ends
 
 _OWN = (
-    # OpenAI project/user keys (sk-proj-…, sk-…): the OpenAI plugin knows only the legacy
-    # ``T3BlbkFJ`` shape. https://platform.openai.com/docs/api-reference/authentication
+    # OpenAI project/user keys (sk-proj-…, sk-…): the OpenAI plugin and gitleaks' openai-api-key both
+    # want the ``T3BlbkFJ`` marker inside. https://platform.openai.com/docs/api-reference/authentication
     re2.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),
-    # Hugging Face user access tokens (hf_…): no detect-secrets plugin.
+    # Hugging Face user access tokens (hf_…): no detect-secrets plugin, and gitleaks'
+    # huggingface-access-token takes exactly 34 letters, no digits.
     # https://huggingface.co/docs/hub/security-tokens
     re2.compile(r"\bhf_[A-Za-z0-9]{30,}"),
     # Anthropic keys (sk-ant-…) are caught by the sk- rule above; W&B keys have no shape of their own

@@ -24,10 +24,14 @@ class Form:
     name: str
     text: str
     secrets: tuple[str, ...]
+    # A secret only as a line by itself (a PEM key's short last line): the tests that quote each
+    # one-line form inside a longer log line leave it out, since inside one it is not key material.
+    whole_line: bool = False
 
     @property
     def one_line(self) -> bool:
-        return "\n" not in self.text
+        """A form that stands on one line, and may be quoted inside a longer one."""
+        return "\n" not in self.text and not self.whole_line
 
 
 def draw(alphabet: str, n: int) -> str:
@@ -64,6 +68,12 @@ def pem_body() -> list[str]:
     return [line for line in lines if len(line) == 64] + [mixed(BASE64, 40) + "=="]
 
 
+def ec_body() -> list[str]:
+    """An EC P-256 key's body (121 bytes of DER): two full lines and a last one of 36 characters."""
+    body = base64.b64encode(secrets.token_bytes(121)).decode()
+    return [body[i:i + 64] for i in range(0, len(body), 64)]
+
+
 def dockerconfigjson() -> str:
     auth = base64.b64encode(f"robot:{password()}".encode()).decode()
     config = {"auths": {f"{draw(HEX, 6)}.dkr.ecr.us-west-2.amazonaws.com": {"auth": auth}}}
@@ -73,8 +83,8 @@ def dockerconfigjson() -> str:
 def forms() -> list[Form]:
     out: list[Form] = []
 
-    def add(name: str, text: str, *values: str) -> None:
-        out.append(Form(name, text, values))
+    def add(name: str, text: str, *values: str, whole_line: bool = False) -> None:
+        out.append(Form(name, text, values, whole_line))
 
     aws_id, aws_secret = "AKIA" + draw(UPPER_DIGITS, 16), mixed(BASE64, 40)
     add("aws key id", f"export AWS_ACCESS_KEY_ID={aws_id}", aws_id)
@@ -114,6 +124,12 @@ def forms() -> list[Form]:
                                               + "\n".join(body) + "\n-----END PRIVATE KEY-----\n"}), *body)
     body = pem_body()
     add("pem body line alone", body[1], body[1])
+    body = pem_body()
+    add("pem short last line alone", body[-1], body[-1], whole_line=True)
+    body = pem_body()
+    add("pem tail without its begin", "\n".join(body[-3:]) + "\n-----END RSA PRIVATE KEY-----", *body[-3:])
+    body = ec_body()
+    add("ec pem without its begin", "\n".join(body) + "\n-----END EC PRIVATE KEY-----", *body)
     body = pem_body()
     add("openssh key without its end", "-----BEGIN OPENSSH PRIVATE KEY-----\n" + "\n".join(body[:4]), *body[:4])
     k = base64.b64encode(secrets.token_bytes(64)).decode()
@@ -183,4 +199,16 @@ def forms() -> list[Form]:
     add("npm token", f"//registry.npmjs.org/:_authToken={t}", t)
     p = password()
     add("cookie header", f"Cookie: session={p}", p)
+    # Shapes detect-secrets has no plugin for, known from gitleaks' rule set (the table's tag).
+    k = "SK" + draw(HEX, 32)
+    add("twilio api key", f"twilio client created with {k} for alerts", k)
+    k = "dop_v1_" + draw(HEX, 64)
+    add("digitalocean token", f"doctl auth init -t {k} --context ml", k)
+    # Our own rules (playbooks/redaction/logins.py).
+    p = password()
+    add("mysql -pPASSWORD", f"mysql -h db.internal -u trainer -p{p} -e 'select 1' runs", p)
+    p = password()
+    add("mariadb -p'PASSWORD'", f"mariadb-dump -uroot -p'{p}' --all-databases > /backup/all.sql", p)
+    k = draw(HEX, 40)
+    add("netrc line", f"machine api.wandb.ai login user password {k}", k)
     return out

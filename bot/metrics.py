@@ -67,6 +67,9 @@ ALERTS = Counter("gpubot_alerts", "Alert messages in Slack, by event (posted, up
                  registry=REGISTRY)
 WEBHOOKS = Counter("gpubot_alertmanager_webhooks", "Alertmanager webhook requests, by outcome", ["outcome"],
                    registry=REGISTRY)
+WEBHOOKS_DEFERRED = Counter("gpubot_alertmanager_deferred", "Alertmanager webhook requests answered 429 with "
+                            "Retry-After, by reason (rate_limited: over GPUBOT_ALERTMANAGER_RATE; inbox_full: "
+                            "the unhandled bodies at their cap)", ["reason"], registry=REGISTRY)
 REMEDIATIONS = Counter("gpubot_remediations", "Remediation proposals moved to a state", ["state"],
                        registry=REGISTRY)
 DATABASE_ERRORS = Counter("gpubot_database_errors", "Database errors (transient: retried; unavailable: given "
@@ -79,6 +82,7 @@ READY = Gauge("gpubot_ready", "1 while /readyz answers 200", registry=REGISTRY, 
 ALERT_EVENTS = frozenset({"posted", "updated", "resolved"})
 WEBHOOK_OUTCOMES = frozenset({"accepted", "unauthorized", "invalid", "refused", "error"})
 DATABASE_ERROR_KINDS = frozenset({"transient", "unavailable"})
+DEFERRED_REASONS = frozenset({"rate_limited", "inbox_full"})
 
 
 def known(value: str | None, allowed: Iterable[str]) -> str:
@@ -126,6 +130,10 @@ def count_webhook(status: int) -> None:
     outcome = ("accepted" if status < 300 else "unauthorized" if status in (401, 403) else
                "invalid" if status in (400, 413, 415, 422) else "refused" if status < 500 else "error")
     WEBHOOKS.labels(outcome=outcome).inc()
+
+
+def count_deferred(reason: str) -> None:
+    WEBHOOKS_DEFERRED.labels(reason=known(reason, DEFERRED_REASONS)).inc()
 
 
 def count_remediation(state: str) -> None:

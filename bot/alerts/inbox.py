@@ -5,10 +5,15 @@ every replica; it claims stored bodies (bot.store.webhooks: row locks on Postgre
 ``claimed_at`` on SQLite), reads each again and hands it to ``handle`` (``Alerts.intake``: diagnoses,
 the alert store, Slack), however long that takes. It also wakes every POLL seconds for bodies another
 replica stored and did not get to (it stopped, or died while handling).
+
+The inbox is bounded (the store's ``max_rows`` / ``max_bytes``): a batch that finds it full is not
+stored and ``put`` raises intake's ``Deferred``, which the webhook answers 429. Retry-After is one
+poll: by then every live consumer has woken at least once and taken what it could.
 """
 from __future__ import annotations
 
 import logging
+import math
 import os
 import socket
 import threading
@@ -16,8 +21,9 @@ import uuid
 from typing import Callable
 
 from bot.alerts.alertmanager import AlertBatch, MalformedAlert, parse_webhook
+from bot.alerts.intake import Deferred
 from bot.store.tx import StoreUnavailable
-from bot.store.webhooks import MAX_ATTEMPTS, WebhookStore
+from bot.store.webhooks import MAX_ATTEMPTS, InboxFull, WebhookStore
 
 log = logging.getLogger(__name__)
 POLL = 5.0
@@ -36,8 +42,13 @@ class Inbox:
         self._thread: threading.Thread | None = None
 
     def put(self, batch: AlertBatch) -> bool:
-        """Store ``batch`` as received; False: the same notification was stored before."""
-        fresh = self.store.put(batch.body, dedupe_key=batch.dedupe_key, alerts=len(batch.alerts))
+        """Store ``batch`` as received; False: the same notification was stored before. Raises Deferred
+        when the inbox is full (nothing stored)."""
+        try:
+            fresh = self.store.put(batch.body, dedupe_key=batch.dedupe_key, alerts=len(batch.alerts))
+        except InboxFull as full:
+            self._wake.set()  # whatever fills it should be on its way out
+            raise Deferred(str(full), retry_after=max(1, math.ceil(self._poll))) from None
         if fresh:
             self._wake.set()
         return fresh

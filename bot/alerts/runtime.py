@@ -58,8 +58,10 @@ class Alerts:
         self.notifier = Notifier(store=AlertStore(engine), incidents=IncidentStore(engine), client=client,
                                  router=self.router, signer=signer, digest_after=settings.alert_digest_after)
         # The webhook stores what it accepts and answers; the inbox's consumer hands it to ``intake``.
-        self.inbox = Inbox(WebhookStore(engine), self.intake, cluster=cluster)
-        self.endpoint = AlertmanagerEndpoint(settings.alertmanager_token, self.inbox.put, cluster=cluster)
+        self.inbox = Inbox(WebhookStore(engine, max_rows=settings.alertmanager_inbox_rows,
+                                        max_bytes=settings.alertmanager_inbox_bytes), self.intake, cluster=cluster)
+        self.endpoint = AlertmanagerEndpoint(settings.alertmanager_token, self.inbox.put, cluster=cluster,
+                                             rate=settings.alertmanager_rate)
         self.scheduler = BackgroundScheduler(timezone=timezone.utc)
         # Paused until this replica leads (next_run_time=None); one sweep at a time, missed runs merged.
         self.scheduler.add_job(self.sweep_once, "interval", seconds=settings.sweep_interval, id=SWEEP_JOB,

@@ -282,6 +282,8 @@ class WebhookPayload(Base):
     dedupe_key: Mapped[str] = mapped_column(String(64), nullable=False)
     body: Mapped[str | None] = mapped_column(Text)  # emptied once handled: it may quote what redaction removes
     alerts: Mapped[int] = mapped_column(Integer, nullable=False)
+    # The body's size in bytes as received (migration 0010): the inbox's cap sums it over unhandled rows.
+    body_bytes: Mapped[int] = mapped_column(Integer, nullable=False, default=0, server_default="0")
     received_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
     claimed_by: Mapped[str | None] = mapped_column(String(253))
     claimed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

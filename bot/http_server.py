@@ -75,9 +75,11 @@ class SlackHttpServer:
                  read_timeout: float = READ_TIMEOUT, idle_timeout: float = IDLE_TIMEOUT,
                  max_connections: int = MAX_CONNECTIONS,
                  max_connections_per_client: int = MAX_CONNECTIONS_PER_CLIENT,
-                 replay_guard: ReplayGuard | None = None, routes: Mapping[str, Route] | None = None) -> None:
+                 replay_guard: ReplayGuard | None = None, routes: Mapping[str, Route] | None = None,
+                 trusted_proxies: tuple[str, ...] = ()) -> None:
         self.replay_guard = replay_guard or ReplayGuard()
-        limits = ConnectionLimits(total=max_connections, per_client=max_connections_per_client)
+        limits = ConnectionLimits(total=max_connections, per_client=max_connections_per_client,
+                                  trusted_proxies=trusted_proxies)
         self._app = EdgeApp(app, self.replay_guard, dict(routes or {}))
         self._edge = EdgeServer(self._app.router, host=host, port=port,
                                 limits=limits, read_timeout=read_timeout, idle_timeout=idle_timeout,

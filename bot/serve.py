@@ -64,7 +64,8 @@ def run(settings: Settings) -> int:
         server = _listening(lambda: SlackHttpServer(app if settings.slack_mode == "http" else None,
                                                     port=settings.http_port, routes=routes,
                                                     max_connections=settings.http_max_connections,
-                                                    max_connections_per_client=settings.http_max_connections_per_client),
+                                                    max_connections_per_client=settings.http_max_connections_per_client,
+                                                    trusted_proxies=settings.trusted_proxies),
                             "GPUBOT_HTTP_PORT", settings.http_port)
     except BaseException:
         probes.stop()

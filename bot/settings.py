@@ -9,6 +9,7 @@ pydantic-settings would need a custom source and an error translator for each of
 """
 from __future__ import annotations
 
+import ipaddress
 import os
 from dataclasses import MISSING, dataclass, field, fields
 from datetime import timedelta
@@ -129,6 +130,18 @@ def _button_keys(raw: str, name: str) -> tuple[str, ...]:
     return keys
 
 
+def _networks(raw: str, name: str) -> tuple[str, ...]:
+    networks = []
+    for item in (part.strip() for part in raw.split(",")):
+        if not item:
+            continue
+        try:
+            networks.append(str(ipaddress.ip_network(item, strict=False)))
+        except ValueError:
+            raise SettingsError(f"{name}: {item!r} is not an address or CIDR range (e.g. 10.0.0.0/16)") from None
+    return tuple(networks)
+
+
 def _default_database(env: Mapping[str, str]) -> str:
     state = Path(env.get("XDG_STATE_HOME") or Path(env.get("HOME") or Path.home()) / ".local" / "state") / "gpubot"
     return f"sqlite:///{state / 'gpubot.db'}"
@@ -172,7 +185,8 @@ class Settings:
                               default_from=lambda env: "socket" if env.get("SLACK_APP_TOKEN") else "http", help="socket or http")
     http_port: int = setting(3000, env="GPUBOT_HTTP_PORT", parse=_integer(0), help="port for Slack events, interactivity and /alertmanager (HTTP mode)")
     http_max_connections_per_client: int = setting(32, env="GPUBOT_HTTP_MAX_CONNECTIONS_PER_CLIENT", parse=_integer(1), help="connections open at once from one client address (past it: 503)")
-    http_max_connections: int = setting(1024, env="GPUBOT_HTTP_MAX_CONNECTIONS", parse=_integer(1), help="connections open at once in all (past it: 503)")
+    http_max_connections: int = setting(1024, env="GPUBOT_HTTP_MAX_CONNECTIONS", parse=_integer(1), help="connections open at once in all (past it, a new one takes the slot of the longest idle; 503 when none can give way)")
+    trusted_proxies: tuple[str, ...] = setting((), env="GPUBOT_TRUSTED_PROXIES", parse=_networks, help="CIDR ranges of proxies in front of the HTTP port (an ALB's subnets), comma-separated: client addresses come from their X-Forwarded-For, and they have no per-address connection limit")
     probe_port: int = setting(8081, env="GPUBOT_PROBE_PORT", parse=_integer(0), help="port of /healthz, /readyz and /metrics, apart so that a flood cannot fail them (0: none)")
     channel_namespaces: Mapping[str, str] = setting({}, env="GPUBOT_CHANNEL_NAMESPACES", parse=_channel_namespaces, help="default namespace per channel: C0123ABC=ml-training,C0456DEF=research")
     progress_interval: float = setting(3.0, env="GPUBOT_PROGRESS_INTERVAL", parse=_seconds, help="time between progress updates of a running diagnosis (Slack's chat.update budget)")
@@ -194,6 +208,9 @@ class Settings:
     alert_channel: str | None = setting(env="GPUBOT_ALERT_CHANNEL", help="channel for alerts the policy routes nowhere; unset: not posted")
     alert_digest_after: int = setting(10, env="GPUBOT_ALERT_DIGEST_AFTER", parse=_integer(1), help="more new problems than this at once are posted as one digest")
     alertmanager_token: str | None = setting(env="GPUBOT_ALERTMANAGER_TOKEN", help="bearer token Alertmanager sends to POST /alertmanager; unset: 503")
+    alertmanager_rate: int = setting(120, env="GPUBOT_ALERTMANAGER_RATE", parse=_integer(1), help="webhook requests a minute the Alertmanager token may send to one replica, in bursts of as many (past it: 429 with Retry-After)")
+    alertmanager_inbox_rows: int = setting(500, env="GPUBOT_ALERTMANAGER_INBOX_ROWS", parse=_integer(1), help="Alertmanager bodies stored and not yet handled, all replicas together (past it: 429 with Retry-After)")
+    alertmanager_inbox_bytes: int = setting(32 * 1024 * 1024, env="GPUBOT_ALERTMANAGER_INBOX_BYTES", parse=_integer(1), help="bytes of Alertmanager bodies stored and not yet handled, all replicas together (past it: 429 with Retry-After; an empty inbox takes one body of any size)")
     lease_name: str = setting("gpubot-leader", env="GPUBOT_LEASE_NAME", help="leader election Lease (coordination.k8s.io/v1)")
     lease_namespace: str | None = setting(env=("GPUBOT_LEASE_NAMESPACE", "POD_NAMESPACE"), help="namespace of the Lease; unset: GPUBOT_NAMESPACE")
     lease_duration: float = setting(15.0, env="GPUBOT_LEASE_DURATION", parse=_seconds, help="Lease duration (client-go's leaderelection timings)")

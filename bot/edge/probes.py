@@ -1,7 +1,8 @@
 """``/healthz``, ``/readyz`` and ``/metrics``, on a port and a server of their own.
 
 Its own event loop, thread and connection limits, so a flood on the Slack and Alertmanager port cannot
-make the liveness probe fail and get a working pod restarted. ``/healthz``: the process answers (its
+make the liveness probe fail and get a working pod restarted; a flood on this port sheds idle
+connections for the kubelet's instead of refusing it. ``/healthz``: the process answers (its
 event loop runs). ``/readyz``: 200, or 503 with one line of JSON naming why not (bot.edge.readiness):
 stopping (from the moment ``gpubot serve`` starts stopping, so the Service sends new requests to the
 other replicas while this one drains), database unreachable, Slack token refused, workers down.
@@ -24,8 +25,11 @@ from bot.edge.server import EdgeServer
 
 __all__ = ["ProbeServer", "Readiness", "mark_slack_auth", "probe_app"]
 
-# The kubelet probes from the node's address; a few connections are all it ever holds.
-PROBE_CONNECTIONS = 64
+# The kubelet probes from the node's address; a few connections are all it ever holds. The total is
+# many times one address's share, so a few addresses cannot fill the port, and a full one sheds its
+# longest-idle connection for a new one (bot/edge/limits.py): a probe sent as the kubelet connects is
+# answered whoever holds the rest. The chart's NetworkPolicy keeps other pods off this port.
+PROBE_CONNECTIONS = 256
 PROBE_CONNECTIONS_PER_CLIENT = 8
 PROBE_TIMEOUT = 5.0
 

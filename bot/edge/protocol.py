@@ -1,8 +1,10 @@
 """uvicorn's h11 protocol with the limits a public port needs and uvicorn leaves out.
 
 - **Connections per client address and in all** (``ConnectionLimits``), counted from ``connection_made``
-  to ``connection_lost``: past either limit a connection is answered 503 with ``Retry-After`` from the
-  accepting loop, without reading it, and closed. One address holding its share never touches another's.
+  to ``connection_lost``: a full port sheds a connection that is waiting for a request to make room
+  (this protocol tells the budget, as bytes arrive, whether its connection has sent nothing, is sending
+  a request, or has one whole); past an address's share, or with nothing to shed, a connection is
+  answered 503 with ``Retry-After`` from the accepting loop, without reading it, and closed.
 - **A request arrives whole within ``read_timeout`` seconds** of its first byte, headers and body: a
   client sending a byte a second is cut off, however steadily it sends. uvicorn has no such deadline.
 - **A new connection must start a request within ``idle_timeout``**; between requests uvicorn's own
@@ -22,7 +24,7 @@ import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from bot.edge.limits import ConnectionLimits
-from bot.edge.refusals import answer, log_refusal, protocol_reason
+from bot.edge.refusals import answer, log_refusal, log_shed, protocol_reason
 
 _BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Type: text/plain; charset=utf-8\r\n"
          b"Content-Length: 25\r\nConnection: close\r\n\r\ntoo many connections; retry")
@@ -58,7 +60,7 @@ class EdgeProtocol(H11Protocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._peer = self.client[0] if self.client else "-"
-        refused = self._limits.admit(self._peer)
+        refused = self._limits.admit(self, self._peer)
         if refused is not None:
             log_refusal(None, None, self._peer, refused)
             transport.write(_BUSY)
@@ -71,9 +73,15 @@ class EdgeProtocol(H11Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         if self._admitted:
             self._admitted = False
-            self._limits.release(self._peer)
+            self._limits.release(self)
         self._cancel_deadline()
         super().connection_lost(exc)
+
+    def shed(self) -> None:
+        """Give this connection's slot to a new one: it is waiting for a request (ConnectionLimits)."""
+        log_shed(self._peer)
+        self._cancel_deadline()
+        self.transport.close()  # nothing to answer: no request of it is whole
 
     # -- the request deadline -------------------------------------------------------------------
     def data_received(self, data: bytes) -> None:
@@ -84,17 +92,23 @@ class EdgeProtocol(H11Protocol):
                 self._head, self._reading_head = b"", True
             self._head = (self._head + data)[:200]
         super().data_received(data)
-        self._track_deadline()
+        self._track_request()
 
     def on_response_complete(self) -> None:
         super().on_response_complete()  # may start on a pipelined request already buffered
-        self._track_deadline()
+        self._track_request()
 
-    def _track_deadline(self) -> None:
+    def _track_request(self) -> None:
         state = self.conn.their_state
         if state is not h11.IDLE:
             self._reading_head = False
         reading = state in _INCOMPLETE or (state is h11.IDLE and bool(self.conn.trailing_data[0]))
+        if reading:
+            self._limits.sending(self)
+        elif state is h11.IDLE:
+            self._limits.silent(self)
+        else:
+            self._limits.busy(self)  # its request is whole: being answered
         if not reading:
             self._cancel_deadline()
         elif self._deadline is None and not self.transport.is_closing():

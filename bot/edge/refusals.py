@@ -33,6 +33,12 @@ def log_refusal(method: str | None, path: str | None, client: str | None, reason
     log.info("refused %s %s from %s: %s", method or "-", path or "-", client or "-", reason)
 
 
+def log_shed(client: str | None) -> None:
+    # DEBUG: a flood sheds thousands a minute, and a shed connection loses no answer its client asked
+    # for; the 503s a full port still gives are logged at INFO.
+    log.debug("shed a connection waiting for a request from %s: the port was full", client or "-")
+
+
 def answer(reason: str) -> bytes:
     return json.dumps({"error": reason}).encode()
 

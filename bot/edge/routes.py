@@ -2,6 +2,8 @@
 
 A route is transport-free: ``(method, headers, body) -> (status, JSON answer)``; it runs in threads of
 its own (it may write to the database and post to Slack), so a slow batch never holds up Slack's acks.
+A 429 or 503 answer's ``retry_after`` (whole seconds) is also sent as the ``Retry-After`` header, the
+one a client reads.
 """
 from __future__ import annotations
 
@@ -41,7 +43,9 @@ class RouteEndpoint:
         if status >= 400:
             log_refusal(request.method, request.url.path, request.client.host if request.client else None,
                         f"{status} {answer.get('error', '')}"[:200])
-        return Response(json.dumps(answer), status_code=status, media_type="application/json")
+        retry_after = answer.get("retry_after") if status in (429, 503) else None
+        return Response(json.dumps(answer), status_code=status, media_type="application/json",
+                        headers={"Retry-After": str(retry_after)} if isinstance(retry_after, int) else None)
 
     def close(self) -> None:
         self._threads.shutdown(wait=False)

@@ -3,8 +3,11 @@
 Binding here, in the caller's thread, makes a taken port fail the caller at once with its OSError (inside
 uvicorn it would end the server thread with ``sys.exit``) and gives port 0 its real number before
 anything connects. uvicorn is told to leave logging and signals alone: ``gpubot serve`` owns both
-(``log_config=None``; uvicorn installs signal handlers only on the main thread). Forwarded headers are
-ignored (``proxy_headers=False``): limits and logs name the address the connection came from.
+(``log_config=None``; uvicorn installs signal handlers only on the main thread). ``X-Forwarded-For`` is
+believed only from the limits' trusted proxies (``GPUBOT_TRUSTED_PROXIES``, none by default), through
+uvicorn's own ProxyHeadersMiddleware, which takes the nearest address not itself a trusted proxy:
+anyone else could write any address there. Without trusted proxies the header is ignored, and logs
+name the address the connection came from.
 """
 from __future__ import annotations
 
@@ -37,7 +40,10 @@ class EdgeServer:
         protocol = functools.partial(EdgeProtocol, limits=limits, read_timeout=read_timeout,
                                      idle_timeout=idle_timeout)
         config = uvicorn.Config(asgi_app, http=protocol, ws="none", lifespan="off", log_config=None,
-                                access_log=False, server_header=False, proxy_headers=False, timeout_keep_alive=idle_timeout,
+                                access_log=False, server_header=False, timeout_keep_alive=idle_timeout,
+                                proxy_headers=bool(limits.trusted_proxies),
+                                # Explicit even when empty: left None, uvicorn reads FORWARDED_ALLOW_IPS.
+                                forwarded_allow_ips=list(limits.trusted_proxies),
                                 timeout_graceful_shutdown=DRAIN, backlog=BACKLOG)
         self._server = uvicorn.Server(config)
         self._thread: threading.Thread | None = None

@@ -57,6 +57,8 @@ def test_every_field_is_read_from_its_variable():
         elif spec.name in ("button_key", "button_keys"):
             raw = "k" * 40
             expected = raw if spec.name == "button_key" else (raw,)
+        elif spec.name == "trusted_proxies":
+            raw, expected = "10.0.0.0/16", ("10.0.0.0/16",)
         elif spec.name == "slack_api_url":
             raw, expected = "http://127.0.0.1:1/api", "http://127.0.0.1:1/api/"
         elif spec.type in ("int",):

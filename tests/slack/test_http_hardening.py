@@ -307,6 +307,8 @@ def test_one_address_past_its_share_is_refused_and_others_are_not(shared_server,
 def test_the_global_cap_still_holds_across_addresses(shared_server):
     held = [_from(f"127.0.0.{n}", shared_server.port) for n in (1, 1, 2, 2)]
     try:
+        for sock in held:  # a byte each: a request on its way keeps its slot (idle ones would be shed)
+            sock.sendall(b"G")
         assert _wait(lambda: shared_server.open_connections == 4)
         with _from("127.0.0.3", shared_server.port) as fifth:
             assert fifth.recv(4096).startswith(b"HTTP/1.1 503 ")

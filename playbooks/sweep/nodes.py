@@ -291,9 +291,15 @@ def _told(node: dict, heard: _Heard, *, cluster: str) -> list[Problem]:
         fatal = any(level == "Error" for found in xids.values() for _, level in found)
         times = sum(event_count(e) for found in xids.values() for e, _ in found)
         listed = ", ".join(sorted(xids, key=int))
+        # One reporter alone never makes a node critical nor offers a cordon: the node's status or a second,
+        # independent reporter must agree (a forged event must not cost a node).
+        reporters = {voice_of(e).label for found in xids.values() for e, _ in found}
+        agreed = bool(borne_out) or len(reporters) > 1
+        alone = "" if agreed else f" by {sorted(reporters)[0]} alone" if reporters else ""
         out.append(_problem(
-            node, code="gpu.xid_error", severity="critical" if fatal else "warning", cluster=cluster, cordon=fatal,
-            title=f"{_kind(node)}: GPU Xid {listed} reported {times} time{'s' if times != 1 else ''}",
+            node, code="gpu.xid_error", severity=("critical" if agreed else "error") if fatal else "warning",
+            cluster=cluster, cordon=fatal and agreed,
+            title=f"{_kind(node)}: GPU Xid {listed} reported {times} time{'s' if times != 1 else ''}{alone}",
             detail=("The NVIDIA driver reported Xid errors on this node (79: fallen off the bus; 48: double-bit ECC; "
                     "63/64: page retirement; 94/95: contained/uncontained ECC; 119/120: GSP). Critical Xids make the "
                     "device plugin mark the GPU unhealthy; cordon the node and replace it."),

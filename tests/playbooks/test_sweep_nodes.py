@@ -103,7 +103,9 @@ def test_xid_in_another_agents_warning_message_and_old_events():
     npd = node_event("ip-10-6-1-1", "GPUXidError", "kernel: NVRM: Xid (PCI:0000:53:00): 48, pid=77, DBE (double bit error)")
     old = node_event("ip-10-6-1-1", "NvidiaXID79Error", "NVRM: Xid 79", last=ago(hours=3))
     [p] = problems([node], [npd, old])
-    assert p.code == "gpu.xid_error" and "Xid 48" in p.title and p.severity == "critical"
+    # one reporter alone, the node's status silent: an error without a cordon, never critical
+    assert p.code == "gpu.xid_error" and "Xid 48" in p.title and p.severity == "error" and not p.remediations
+    assert p.title.endswith("alone")
 
 
 def test_gpu_health_warning_events():

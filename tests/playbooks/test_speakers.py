@@ -166,10 +166,17 @@ def test_sweep_tenant_xid_on_a_healthy_node_is_a_low_warning_without_cordon():
     assert "can speak for the node" in p.detail
 
 
-def test_sweep_speaker_xid_is_critical_with_cordon():
+def test_sweep_speaker_xid_alone_is_an_error_without_cordon():
     [p] = sweep([gpu_node("ip-10-1-0-1")], [event("default", "eks-node-monitoring-agent")])
+    assert p.code == "gpu.xid_error" and p.severity == "error" and p.remediations == ()
+    assert "not corroborated" not in p.title and p.title.endswith("alone")
+
+
+def test_sweep_two_speakers_agreeing_are_critical_with_cordon():
+    [p] = sweep([gpu_node("ip-10-1-0-1")], [event("default", "eks-node-monitoring-agent"),
+                                            event("default", "kernel-monitor", reason="NVRMXid")])
     assert p.code == "gpu.xid_error" and p.severity == "critical"
-    assert [r.kind for r in p.remediations] == ["cordon-gpu-node"] and "not corroborated" not in p.title
+    assert [r.kind for r in p.remediations] == ["cordon-gpu-node"]
 
 
 def test_sweep_tenant_xid_is_upgraded_when_the_node_lost_a_gpu():
@@ -182,7 +189,8 @@ def test_sweep_tenant_xid_is_upgraded_when_the_node_lost_a_gpu():
 def test_sweep_tenant_and_speaker_on_one_node_keep_the_speakers_words():
     found = sweep([gpu_node("ip-10-1-0-1")], [event("team-a", "my-app"), event("default", "kernel-monitor")])
     [xid] = [p for p in found if p.code == "gpu.xid_error"]
-    assert xid.severity == "critical" and "not corroborated" not in xid.title
+    # the speaker's words stand (the tenant's claim does not make a second reporter)
+    assert xid.severity == "error" and "not corroborated" not in xid.title
 
 
 def test_sweep_tenant_health_reason_is_a_claim_too():
@@ -211,7 +219,7 @@ def test_sweep_one_unreadable_event_does_not_hide_the_others():
     broken["series"] = "often"  # not the object events.k8s.io/v1 has there: reading its time fails
     gaps: list[str] = []
     found = sweep([gpu_node("ip-10-1-0-1")], [broken, event("default", "kernel-monitor", reason="NVRMXid")], gaps)
-    assert [p.code for p in found] == ["gpu.xid_error"] and found[0].severity == "critical"
+    assert [p.code for p in found] == ["gpu.xid_error"] and found[0].severity == "error"
     assert [g.split(" (", 1)[1] for g in gaps] == ["could not read it: AttributeError: 'str' object has no "
                                                    "attribute 'get')"]
 

@@ -54,7 +54,8 @@ def _refused(port: int) -> bool:
 
 def _diagnosing(slack: FakeSlack, send: SlackRequests) -> None:
     assert send.slash_command(COMMAND, response_url=slack.response_url()).status == 200
-    slack.wait_for("chat.postMessage", timeout=30, predicate=lambda c: c.args["text"].startswith("Diagnosing"))
+    # generous: on a machine loaded by the whole suite the first post can wait on a worker's start-up
+    slack.wait_for("chat.postMessage", timeout=90, predicate=lambda c: c.args["text"].startswith("Diagnosing"))
 
 
 def _answered(slack: FakeSlack) -> list:

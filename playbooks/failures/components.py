@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from functools import lru_cache
 
 from playbooks import linear, vocabulary
 from playbooks.signatures.model import Hit
@@ -469,9 +470,15 @@ def _who(writer: str, line: _Line) -> str:
         line.format, "A component")
 
 
-def _aws_code(message: str, writer: str):
-    if "Operation" not in message and "Exceeded" not in message and "Capacity" not in message and "Invalid" not in message \
-            and "Unsupported" not in message and "NotFound" not in message and "Limit" not in message and "Unauthorized" not in message:
+@lru_cache(maxsize=1)
+def _aws_codes() -> tuple[str, ...]:
+    """The error codes the vocabulary holds (EC2's and the AWS APIs' Karpenter passes through)."""
+    return tuple(sorted({e.reason for e in vocabulary.entries() if e.kind == "ec2_code" and e.reason}))
+
+
+def _aws_code(message: str, writer: str) -> vocabulary.Entry | None:
+    """The AWS error code a message passes through, as its vocabulary entry (the writer's own first)."""
+    if not any(code in message for code in _aws_codes()):
         return None
     for found in _AWS_CODE.finditer(message):
         entry = vocabulary.code_entry(found.group("code"), component=writer or None)

@@ -130,3 +130,10 @@ def superseded(events: list[dict]) -> list[dict]:
 
 def _message(event: dict) -> str:
     return " ".join(str(event.get("message") or event.get("note") or "").split())
+
+
+def newest_condition(obj: dict | None, kind: str) -> dict | None:
+    """The object's condition of that type with the latest transition, or None: the newest state wins over an
+    older event (a job resumed is no longer suspended, a node Ready again is no longer NotReady)."""
+    matching = [c for c in ((obj or {}).get("status") or {}).get("conditions") or [] if c.get("type") == kind]
+    return max(matching, key=lambda c: str(c.get("lastTransitionTime") or "")) if matching else None

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from datetime import datetime
 
-from playbooks.analyzers.evidence import event_time, parse_time
+from playbooks.analyzers.evidence import event_time, newest_condition, parse_time
 from playbooks.analyzers.history import settled
 from playbooks.analyzers.launches import launching_instead, nodepool_of
 from playbooks.analyzers import unrecognised
@@ -224,12 +224,12 @@ def _state_since(sig: Signal, loc: Located, facts: Facts) -> str:
     if sig.code == "scheduling.gated" and sig.fields.get("hold") == "suspended" and facts.owner is not None:
         spec = facts.owner.get("spec") or {}
         flag = (spec.get("runPolicy") or {}).get("suspend") if facts.owner_kind == "pytorchjob" else spec.get("suspend")
-        newest = _newest_condition(facts.owner, "Suspended")
+        newest = newest_condition(facts.owner, "Suspended")
         if not flag and newest is not None and str(newest.get("status")) == "False":
             return f"the job was resumed since ({newest.get('reason') or 'Suspended=False'})"
     if sig.code == "node.not_ready" and loc.when is not None:
         node = _node_about(loc, facts)
-        ready = _newest_condition(node, "Ready") if node else None
+        ready = newest_condition(node, "Ready") if node else None
         if ready is None or str(ready.get("status")) != "True":
             return ""
         name = node["metadata"].get("name", "")
@@ -265,11 +265,6 @@ def _not_the_subnet(sig: Signal, loc: Located, facts: Facts) -> str:
     return (f"not the subnet: node {node['metadata'].get('name', '')} admits {admits} pods (kubelet maxPods) but a "
             f"{kind} has network interfaces for {int(eni)} pod IPs, so the VPC CNI ran out on the node; lower maxPods "
             "to the ENI limit or enable prefix delegation")
-
-
-def _newest_condition(obj: dict | None, kind: str) -> dict | None:
-    matching = [c for c in ((obj or {}).get("status") or {}).get("conditions") or [] if c.get("type") == kind]
-    return max(matching, key=lambda c: str(c.get("lastTransitionTime") or "")) if matching else None
 
 
 def _node_about(loc: Located, facts: Facts) -> dict | None:

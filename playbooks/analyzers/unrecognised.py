@@ -24,7 +24,7 @@ from typing import Iterator
 
 from playbooks import vocabulary
 from playbooks.codes import precedence
-from playbooks.analyzers.evidence import event_component, event_source, event_time, parse_time, trim
+from playbooks.analyzers.evidence import event_component, event_source, event_time, newest_condition, parse_time, trim
 from playbooks.explain import template_for
 from playbooks.facts import Facts, PodFacts
 from playbooks.fixes import render_fix
@@ -226,24 +226,14 @@ def _history(item: Unmatched, facts: Facts) -> bool:
     return False
 
 
-def _conditions(obj: dict | None) -> list[dict]:
-    return list(((obj or {}).get("status") or {}).get("conditions") or [])
-
-
-def _newest(conditions: list[dict], kind: str) -> dict | None:
-    """The condition of that type, or None: the newest state wins (a job resumed is no longer suspended)."""
-    matching = [c for c in conditions if c.get("type") == kind]
-    return max(matching, key=lambda c: str(c.get("lastTransitionTime") or "")) if matching else None
-
-
 def _failed(owner: dict | None) -> bool:
-    condition = _newest(_conditions(owner), "Failed")
+    condition = newest_condition(owner, "Failed")
     return condition is not None and condition.get("status") == "True"
 
 
 def _succeeded(owner: dict | None) -> bool:
     for kind in ("Complete", "Succeeded"):
-        condition = _newest(_conditions(owner), kind)
+        condition = newest_condition(owner, kind)
         if condition is not None and condition.get("status") == "True":
             return True
     return False
@@ -254,7 +244,7 @@ def _succeeded(owner: dict | None) -> bool:
 def _states(facts: Facts) -> Iterator[Finding]:
     """A workload's Failed condition, a container's waiting or terminated reason: the floor when nothing else
     above info was found about them."""
-    failed = _newest(_conditions(facts.owner), "Failed")
+    failed = newest_condition(facts.owner, "Failed")
     if failed is not None and failed.get("status") == "True":
         reason, message = str(failed.get("reason") or "Failed"), str(failed.get("message") or "")
         kind = facts.owner_kind or "job"
